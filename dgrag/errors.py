@@ -1,0 +1,41 @@
+"""Typed errors of the library. The CLI and the UI turn them into messages."""
+
+
+class DgragError(Exception):
+    """Base class of every error dgrag raises on purpose."""
+
+
+class ConfigError(DgragError):
+    """A setting has an invalid value."""
+
+
+class SqliteVecUnavailable(DgragError):
+    """No sqlite3 module on this Python can load the sqlite-vec extension."""
+
+
+class IndexFileError(DgragError):
+    """The index file cannot be used: corrupt, foreign, or not an index at all."""
+
+
+class SchemaTooNew(IndexFileError):
+    """The file was written by a newer dgrag than this one."""
+
+
+class EmbeddingMismatch(IndexFileError):
+    """The file was built with another embedding model or dimension."""
+
+
+class ParseError(DgragError):
+    """One document could not be parsed; the run reports it and goes on."""
+
+
+class BackendError(DgragError):
+    """An embedding, rerank or LLM backend failed or is not installed."""
+
+
+class LLMError(BackendError):
+    """An LLM call failed after its retries (or returned unusable output)."""
+
+
+class AccessDenied(DgragError):
+    """The operation needs the admin secret, or touches a path outside its root."""

@@ -1,0 +1,368 @@
+"""The one SQLite index file. All SQL of dgrag lives in this package."""
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import json
+import threading
+from pathlib import Path
+from typing import Iterable, Iterator, Sequence
+
+import numpy as np
+
+from ..errors import EmbeddingMismatch, IndexFileError
+from .connect import migrate, open_connection
+
+NODE_TYPES = ("file", "chunk", "code", "table", "image", "entity")
+VECTOR_TYPES = NODE_TYPES + ("fact",)
+NODE_COLUMNS = (
+    "id", "type", "text", "summary", "summary_source", "breadcrumb", "source_path",
+    "line_start", "line_end", "source_url", "language", "content_hash", "meta",
+)
+
+
+def now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+class Store:
+    """A handle on one index file. One writer at a time (a lock), many readers (WAL)."""
+
+    def __init__(self, path: Path | str, *, readonly: bool = False):
+        self.path = Path(path)
+        self.readonly = readonly
+        self.con = open_connection(self.path, readonly=readonly)
+        self._lock = threading.RLock()
+        if readonly:
+            from .connect import applied_version, latest_version
+
+            if applied_version(self.con) > latest_version():
+                migrate(self.con)  # raises SchemaTooNew with its message
+        else:
+            try:
+                migrate(self.con)
+            except IndexFileError:
+                self.con.close()
+                raise
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        with self._lock:
+            self.con.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                self.con.execute("ROLLBACK")
+                raise
+            self.con.execute("COMMIT")
+
+    # ---- meta -------------------------------------------------------------------
+    def get_meta(self, key: str, default: str | None = None) -> str | None:
+        row = self.con.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return row[0] if row else default
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.con.execute(
+            "INSERT INTO meta(key, value) VALUES (?,?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+            (key, str(value)),
+        )
+
+    def all_meta(self) -> dict[str, str]:
+        return dict(self.con.execute("SELECT key, value FROM meta").fetchall())
+
+    def bind_embedder(self, model_id: str, dim: int) -> None:
+        """Record the embedder on a new index; refuse a file built with another one."""
+        have_model, have_dim = self.get_meta("embedding_model"), self.get_meta("embedding_dim")
+        if have_model is None:
+            with self.transaction():
+                self.set_meta("embedding_model", model_id)
+                self.set_meta("embedding_dim", str(dim))
+                self._create_vector_tables(dim)
+            return
+        if have_model != model_id or int(have_dim or 0) != dim:
+            raise EmbeddingMismatch(
+                f"{self.path} was built with embedding model {have_model!r} (dim {have_dim}); "
+                f"the configured embedder is {model_id!r} (dim {dim}). Configure the same "
+                "embedder (DGRAG_EMBEDDER) or rebuild the index into a new file."
+            )
+
+    def _create_vector_tables(self, dim: int) -> None:
+        for t in VECTOR_TYPES:
+            self.con.execute(
+                f"CREATE VIRTUAL TABLE IF NOT EXISTS vec_{t} USING vec0("
+                f"embedding float[{int(dim)}] distance_metric=cosine)"
+            )
+
+    # ---- ingest log ---------------------------------------------------------------
+    def file_log(self) -> dict[str, tuple[str | None, str]]:
+        rows = self.con.execute("SELECT path, content_hash, status FROM files").fetchall()
+        return {p: (h, s) for p, h, s in rows}
+
+    def log_file(self, path: str, content_hash: str | None, status: str, reason: str = "", nodes: int = 0) -> None:
+        self.con.execute(
+            "INSERT INTO files(path, content_hash, status, reason, nodes, updated_at) VALUES (?,?,?,?,?,?) "
+            "ON CONFLICT(path) DO UPDATE SET content_hash=excluded.content_hash, status=excluded.status, "
+            "reason=excluded.reason, nodes=excluded.nodes, updated_at=excluded.updated_at",
+            (path, content_hash, status, reason, nodes, now()),
+        )
+
+    def forget_file(self, path: str) -> None:
+        self.con.execute("DELETE FROM files WHERE path=?", (path,))
+
+    def skipped_files(self) -> list[tuple[str, str]]:
+        return self.con.execute(
+            "SELECT path, reason FROM files WHERE status='skipped' ORDER BY path"
+        ).fetchall()
+
+    # ---- nodes --------------------------------------------------------------------
+    def nodes_of_file(self, path: str) -> dict[str, tuple[int, str | None]]:
+        """id -> (rowid, content_hash) of the structural nodes a page owns."""
+        rows = self.con.execute(
+            "SELECT id, rowid, content_hash FROM nodes WHERE source_path=? AND type != 'image' AND type != 'entity'",
+            (path,),
+        ).fetchall()
+        return {i: (r, h) for i, r, h in rows}
+
+    def rowids_of(self, ids: Iterable[str]) -> dict[str, int]:
+        out: dict[str, int] = {}
+        ids = list(ids)
+        for i in range(0, len(ids), 500):
+            part = ids[i:i + 500]
+            q = "SELECT id, rowid FROM nodes WHERE id IN (%s)" % ",".join("?" * len(part))
+            out.update(self.con.execute(q, part).fetchall())
+        return out
+
+    def insert_node(self, node: dict) -> int:
+        values = [node.get(c) for c in NODE_COLUMNS]
+        values[NODE_COLUMNS.index("meta")] = json.dumps(node.get("meta") or {}, ensure_ascii=False)
+        cur = self.con.execute(
+            "INSERT INTO nodes(%s) VALUES (%s)" % (",".join(NODE_COLUMNS), ",".join("?" * len(NODE_COLUMNS))),
+            values,
+        )
+        return int(cur.lastrowid)
+
+    def update_node_position(self, rowid: int, node: dict) -> None:
+        """An unchanged node moved inside its page: new lines / URL / breadcrumb, same vector."""
+        self.con.execute(
+            "UPDATE nodes SET line_start=?, line_end=?, source_url=?, breadcrumb=?, meta=? WHERE rowid=?",
+            (node.get("line_start"), node.get("line_end"), node.get("source_url"), node.get("breadcrumb", ""),
+             json.dumps(node.get("meta") or {}, ensure_ascii=False), rowid),
+        )
+
+    def update_node(self, rowid: int, node: dict) -> None:
+        """Replace a node's content in place (same id, same rowid): its vector is recomputed."""
+        cols = [c for c in NODE_COLUMNS if c not in ("id", "type")]
+        values = [node.get(c) for c in cols]
+        values[cols.index("meta")] = json.dumps(node.get("meta") or {}, ensure_ascii=False)
+        self.con.execute(
+            "UPDATE nodes SET %s, embed_hash=NULL WHERE rowid=?" % ", ".join(f"{c}=?" for c in cols),
+            values + [rowid],
+        )
+
+    def image_node_by_sha(self, sha: str) -> int | None:
+        row = self.con.execute(
+            "SELECT rowid FROM nodes WHERE type='image' AND content_hash=?", (sha,)).fetchone()
+        return row[0] if row else None
+
+    def redirect_node(self, old: int, new: int) -> None:
+        """Move every edge of `old` onto `new`, then delete `old` (near-duplicate merge)."""
+        self.con.execute("UPDATE OR IGNORE edges SET dst=? WHERE dst=?", (new, old))
+        self.con.execute("UPDATE OR IGNORE edges SET src=? WHERE src=?", (new, old))
+        self.delete_nodes([old])
+
+    def set_image_node_sha(self, rowid: int, sha: str, width: int, height: int) -> None:
+        meta = json.loads(self.con.execute("SELECT meta FROM nodes WHERE rowid=?", (rowid,)).fetchone()[0])
+        meta.update(sha=sha, width=width, height=height)
+        self.con.execute("UPDATE nodes SET content_hash=?, meta=? WHERE rowid=?",
+                         (sha, json.dumps(meta, ensure_ascii=False), rowid))
+
+    def merged_image_count(self) -> int:
+        return self.con.execute("SELECT count(*) FROM images WHERE representative IS NOT NULL").fetchone()[0]
+
+    def delete_nodes(self, rowids: Sequence[int]) -> None:
+        """Nodes with their edges, links and vectors."""
+        for i in range(0, len(rowids), 500):
+            part = list(rowids[i:i + 500])
+            marks = ",".join("?" * len(part))
+            types = dict(self.con.execute(
+                f"SELECT rowid, type FROM nodes WHERE rowid IN ({marks})", part).fetchall())
+            self.con.execute(f"DELETE FROM edges WHERE src IN ({marks})", part)
+            self.con.execute(f"DELETE FROM edges WHERE dst IN ({marks})", part)
+            self.con.execute(f"DELETE FROM links WHERE src IN ({marks})", part)
+            self._delete_vectors_of(types)
+            self.con.execute(f"DELETE FROM nodes WHERE rowid IN ({marks})", part)
+
+    def _delete_vectors_of(self, types: dict[int, str]) -> None:
+        if self.get_meta("embedding_dim") is None:
+            return
+        for rowid, t in types.items():
+            self.con.execute(f"DELETE FROM vec_{t} WHERE rowid=?", (rowid,))
+
+    def node_by_id(self, node_id: str) -> dict | None:
+        rows = self.nodes_by_rowids(self.rowids_of([node_id]).values())
+        return rows[0] if rows else None
+
+    def nodes_by_rowids(self, rowids: Iterable[int]) -> list[dict]:
+        rowids = list(rowids)
+        out = {}
+        cols = "rowid, " + ",".join(NODE_COLUMNS)
+        for i in range(0, len(rowids), 500):
+            part = rowids[i:i + 500]
+            q = f"SELECT {cols} FROM nodes WHERE rowid IN ({','.join('?' * len(part))})"
+            for row in self.con.execute(q, part):
+                d = dict(zip(("rowid",) + NODE_COLUMNS, row))
+                d["meta"] = json.loads(d["meta"] or "{}")
+                out[d["rowid"]] = d
+        return [out[r] for r in rowids if r in out]
+
+    def set_summary(self, rowid: int, summary: str, source: str) -> None:
+        """A new summary changes what gets embedded: the vector is recomputed."""
+        self.con.execute(
+            "UPDATE nodes SET summary=?, summary_source=?, embed_hash=NULL WHERE rowid=?",
+            (summary, source, rowid),
+        )
+
+    def image_node_rowids_unreferenced(self) -> list[int]:
+        rows = self.con.execute(
+            "SELECT rowid FROM nodes WHERE type='image' AND rowid NOT IN "
+            "(SELECT dst FROM edges WHERE type='contains')"
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    # ---- edges and links ------------------------------------------------------------
+    def add_edges(self, edges: Iterable[tuple[int, int, str, float]]) -> None:
+        self.con.executemany(
+            "INSERT INTO edges(src, dst, type, weight) VALUES (?,?,?,?) "
+            "ON CONFLICT(src, dst, type) DO UPDATE SET weight=excluded.weight",
+            edges,
+        )
+
+    def delete_edges_from(self, rowids: Sequence[int], types: Sequence[str]) -> None:
+        tmarks = ",".join("?" * len(types))
+        for i in range(0, len(rowids), 500):
+            part = list(rowids[i:i + 500])
+            self.con.execute(
+                f"DELETE FROM edges WHERE src IN ({','.join('?' * len(part))}) AND type IN ({tmarks})",
+                part + list(types),
+            )
+
+    def replace_links(self, rowids: Sequence[int], links: Iterable[tuple[int, str, str]]) -> None:
+        for i in range(0, len(rowids), 500):
+            part = list(rowids[i:i + 500])
+            self.con.execute(f"DELETE FROM links WHERE src IN ({','.join('?' * len(part))})", part)
+        self.con.executemany(
+            "INSERT OR IGNORE INTO links(src, target_path, anchor) VALUES (?,?,?)", links)
+
+    def rebuild_jump_edges(self) -> int:
+        """jump edges chunk -> file for every link whose target page is indexed."""
+        self.con.execute("DELETE FROM edges WHERE type='jump'")
+        self.con.execute(
+            "INSERT OR IGNORE INTO edges(src, dst, type, weight) "
+            "SELECT DISTINCT l.src, n.rowid, 'jump', 1.0 FROM links l "
+            "JOIN nodes n ON n.type='file' AND n.source_path=l.target_path WHERE l.src != n.rowid"
+        )
+        return self.con.execute("SELECT count(*) FROM edges WHERE type='jump'").fetchone()[0]
+
+    def unresolved_links(self) -> list[tuple[str, str]]:
+        return self.con.execute(
+            "SELECT DISTINCT s.source_path, l.target_path FROM links l JOIN nodes s ON s.rowid=l.src "
+            "WHERE l.target_path NOT IN (SELECT path FROM files WHERE status='ok') ORDER BY 1, 2"
+        ).fetchall()
+
+    # ---- images ---------------------------------------------------------------------
+    def image_hashes(self) -> list[tuple[str, str, str, int, int]]:
+        """(sha256, dhash, phash, width, height) of every representative image."""
+        return self.con.execute(
+            "SELECT sha256, dhash, phash, width, height FROM images WHERE representative IS NULL"
+        ).fetchall()
+
+    def image_representative(self, sha: str) -> str | None:
+        row = self.con.execute("SELECT coalesce(representative, sha256) FROM images WHERE sha256=?", (sha,)).fetchone()
+        return row[0] if row else None
+
+    def put_image(self, sha: str, data: bytes, fmt: str, width: int, height: int, dhash: str, phash: str) -> None:
+        self.con.execute(
+            "INSERT OR IGNORE INTO images(sha256, data, format, width, height, dhash, phash) VALUES (?,?,?,?,?,?,?)",
+            (sha, data, fmt, width, height, dhash, phash),
+        )
+
+    def merge_image(self, duplicate: str, representative: str) -> None:
+        """Point a near-duplicate (and whatever pointed at it) at its representative."""
+        self.con.execute(
+            "UPDATE images SET representative=? WHERE sha256=? OR representative=?",
+            (representative, duplicate, duplicate),
+        )
+        self.con.execute("UPDATE images SET representative=NULL WHERE sha256=?", (representative,))
+
+    def image_bytes(self, sha: str) -> tuple[bytes, str] | None:
+        row = self.con.execute(
+            "SELECT data, format FROM images WHERE sha256=(SELECT coalesce(representative, sha256) "
+            "FROM images WHERE sha256=?)", (sha,)).fetchone()
+        return (bytes(row[0]), row[1]) if row else None
+
+    def drop_unused_images(self) -> int:
+        """Blobs that no image node shows any more (an image node's content_hash is its blob)."""
+        dead = [s for (s,) in self.con.execute(
+            "SELECT sha256 FROM images WHERE representative IS NULL AND sha256 NOT IN "
+            "(SELECT content_hash FROM nodes WHERE type='image')")]
+        for s in dead:
+            self.con.execute("DELETE FROM images WHERE sha256=? OR representative=?", (s, s))
+        return len(dead)
+
+    # ---- vectors --------------------------------------------------------------------
+    def pending_embeddings(self, limit: int = 1_000_000) -> list[tuple[int, str, dict]]:
+        """Nodes whose vector is missing or stale: (rowid, type, row)."""
+        rowids = [r for (r,) in self.con.execute(
+            "SELECT rowid FROM nodes WHERE embed_hash IS NULL ORDER BY rowid LIMIT ?", (limit,))]
+        return [(n["rowid"], n["type"], n) for n in self.nodes_by_rowids(rowids)]
+
+    def put_vectors(self, kind: str, rowids: Sequence[int], vectors: np.ndarray, hashes: Sequence[str]) -> None:
+        table = f"vec_{kind}"
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        for rowid, vec, h in zip(rowids, vectors, hashes):
+            self.con.execute(f"DELETE FROM {table} WHERE rowid=?", (int(rowid),))
+            self.con.execute(f"INSERT INTO {table}(rowid, embedding) VALUES (?,?)", (int(rowid), vec.tobytes()))
+            if kind != "fact":
+                self.con.execute("UPDATE nodes SET embed_hash=? WHERE rowid=?", (h, int(rowid)))
+
+    def knn(self, kind: str, query: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """(rowid, cosine similarity) of the k nearest vectors of one type."""
+        if k <= 0:
+            return []
+        q = np.ascontiguousarray(query, dtype=np.float32).tobytes()
+        rows = self.con.execute(
+            f"SELECT rowid, distance FROM vec_{kind} WHERE embedding MATCH ? AND k = ?", (q, int(k))
+        ).fetchall()
+        return [(int(r), 1.0 - float(d)) for r, d in rows]
+
+    def all_vectors(self, kind: str) -> tuple[np.ndarray, np.ndarray]:
+        """(rowids, matrix) of one vector table, for in-memory search and graph kernels."""
+        dim = int(self.get_meta("embedding_dim") or 0)
+        rows = self.con.execute(f"SELECT rowid, embedding FROM vec_{kind}").fetchall()
+        ids = np.fromiter((r for r, _ in rows), dtype=np.int64, count=len(rows))
+        mat = np.frombuffer(b"".join(v for _, v in rows), dtype=np.float32).reshape(len(rows), dim)
+        return ids, mat
+
+    # ---- stats ----------------------------------------------------------------------
+    def stats(self) -> dict:
+        nodes = dict.fromkeys(NODE_TYPES, 0)
+        nodes.update(self.con.execute("SELECT type, count(*) FROM nodes GROUP BY type").fetchall())
+        edges = dict(self.con.execute("SELECT type, count(*) FROM edges GROUP BY type ORDER BY type").fetchall())
+        vectors = {}
+        if self.get_meta("embedding_dim") is not None:
+            for t in VECTOR_TYPES:
+                vectors[t] = self.con.execute(f"SELECT count(*) FROM vec_{t}").fetchone()[0]
+        size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
+        return {"nodes": nodes, "edges": edges, "vectors": vectors, "size_bytes": size}
+
+    def integrity_check(self) -> str:
+        return self.con.execute("PRAGMA integrity_check").fetchone()[0]
