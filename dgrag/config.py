@@ -90,7 +90,7 @@ class Settings:
     embedding_base_url: str = ""
     embedding_api_key: str = ""
     embedding_batch_size: int = 64
-    embedding_max_chars: int = 1200
+    embedding_max_chars: int = 384
     # image near-duplicates
     enable_image_content_dedup: bool = True
     image_dedup_hash_method: str = "dhash"  # dhash | phash

@@ -31,6 +31,7 @@ CREATE TABLE nodes (
 );
 CREATE INDEX nodes_type ON nodes(type);
 CREATE INDEX nodes_source_path ON nodes(source_path);
+CREATE INDEX nodes_embed_hash ON nodes(embed_hash);
 
 -- Stored once per pair; the graph treats every edge as undirected (the seed's
 -- "contains adds the reverse edge").

@@ -77,7 +77,8 @@ class SentenceTransformerEmbedder(Embedder):
         except Exception as exc:  # noqa: BLE001
             raise BackendError(f"cannot load sentence-transformers model from {model_path}: {exc}") from exc
         self.model_id = model_id or f"st:{model_path}"
-        self.dim = int(self._model.get_sentence_embedding_dimension())
+        getter = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        self.dim = int(getter())
         self.batch_size = batch_size
 
     def embed_passages(self, texts):

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
+
 from ..config import Settings
 from ..enrich import extractive
 from ..errors import ConfigError
@@ -90,6 +92,7 @@ class Indexer:
         self.progress = progress or (lambda stage, done, total: None)
         self.report = IndexReport()
         self._exists_cache: dict[str, bool] = {}
+        self._image_files: dict[str, str] = {}  # image path -> sha256, this run
 
     def _exists(self, rel: str) -> bool:
         if rel not in self._exists_cache:
@@ -117,7 +120,8 @@ class Indexer:
         with self.store.transaction():
             self.report.jump_edges = self.store.rebuild_jump_edges()
             merge_near_duplicates(self.store, self.s)
-            self.report.images_merged = self.store.merged_image_count()
+            exact = len(self._image_files) - len(set(self._image_files.values()))
+            self.report.images_merged = self.store.merged_image_count() + exact
             self.store.drop_unused_images()
         if embedder is not None:
             self.report.embedded = embed_pending(self.store, embedder, self.s, self.progress)
@@ -224,6 +228,7 @@ class Indexer:
             except ImageRejected as exc:
                 page.problems.append(str(exc))
                 continue
+            self._image_files[ref.path] = info.sha256
             self.store.put_image(info.sha256, info.data, info.format, info.width, info.height,
                                  info.dhash, info.phash)
             rep = self.store.image_representative(info.sha256) or info.sha256
@@ -248,24 +253,37 @@ class Indexer:
 
 
 def embed_pending(store: Store, embedder, settings: Settings, progress: Progress | None = None) -> int:
-    """Embed every node without a current vector, in committed batches (resumable)."""
+    """Embed every node without a current vector, in committed batches (resumable).
+
+    A text embedded before (same hash, same type: en/zh copies of one code block, a moved
+    section) reuses its vector. Returns the number of texts the model actually embedded.
+    """
     progress = progress or (lambda stage, done, total: None)
     pending = store.pending_embeddings()
     by_type: dict[str, list[dict]] = {}
     for _, kind, node in pending:
         by_type.setdefault(kind, []).append(node)
-    done, total, bs = 0, len(pending), max(1, settings.embedding_batch_size)
+    done, total, embedded, bs = 0, len(pending), 0, max(1, settings.embedding_batch_size)
     for kind, nodes in by_type.items():
         for i in range(0, len(nodes), bs):
             batch = nodes[i:i + bs]
             texts = [extractive.embed_text(n, settings.embedding_max_chars) for n in batch]
-            vecs = embedder.embed_passages(texts)
-            hashes = [hashlib.sha256(t.encode("utf-8", "surrogatepass")).hexdigest()[:32] for t in texts]
+            hashes = [text_hash(t) for t in texts]
+            known = store.vectors_by_embed_hash(kind, hashes)
+            todo = sorted({t for t, h in zip(texts, hashes) if h not in known}, key=len)  # less padding
+            fresh = dict(zip(todo, embedder.embed_passages(todo))) if todo else {}
+            vecs = np.stack([fresh[t] if t in fresh else np.frombuffer(known[h], dtype=np.float32)
+                             for t, h in zip(texts, hashes)])
             with store.transaction():
                 store.put_vectors(kind, [n["rowid"] for n in batch], vecs, hashes)
             done += len(batch)
+            embedded += len(todo)
             progress("embed", done, total)
-    return done
+    return embedded
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def index_folder(settings: Settings, store: Store, embedder=None, progress: Progress | None = None) -> IndexReport:

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..errors import EmbeddingMismatch, IndexFileError
 from .connect import migrate, open_connection
+from .semantic import SemanticMixin
 
 NODE_TYPES = ("file", "chunk", "code", "table", "image", "entity")
 VECTOR_TYPES = NODE_TYPES + ("fact",)
@@ -25,7 +26,7 @@ def now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
-class Store:
+class Store(SemanticMixin):
     """A handle on one index file. One writer at a time (a lock), many readers (WAL)."""
 
     def __init__(self, path: Path | str, *, readonly: bool = False):
@@ -199,6 +200,7 @@ class Store:
             self.con.execute(f"DELETE FROM edges WHERE dst IN ({marks})", part)
             self.con.execute(f"DELETE FROM links WHERE src IN ({marks})", part)
             self._delete_vectors_of(types)
+            self.delete_semantics_of_nodes(part)
             self.con.execute(f"DELETE FROM nodes WHERE rowid IN ({marks})", part)
 
     def _delete_vectors_of(self, types: dict[int, str]) -> None:
@@ -334,6 +336,17 @@ class Store:
             if kind != "fact":
                 self.con.execute("UPDATE nodes SET embed_hash=? WHERE rowid=?", (h, int(rowid)))
 
+    def vectors_by_embed_hash(self, kind: str, hashes: Sequence[str]) -> dict[str, bytes]:
+        """Vectors already computed for the same text (content-addressed reuse)."""
+        out: dict[str, bytes] = {}
+        hashes = list(set(hashes))
+        for i in range(0, len(hashes), 500):
+            part = hashes[i:i + 500]
+            q = (f"SELECT n.embed_hash, v.embedding FROM nodes n JOIN vec_{kind} v ON v.rowid = n.rowid "
+                 f"WHERE n.embed_hash IN ({','.join('?' * len(part))})")
+            out.update(self.con.execute(q, part).fetchall())
+        return out
+
     def knn(self, kind: str, query: np.ndarray, k: int) -> list[tuple[int, float]]:
         """(rowid, cosine similarity) of the k nearest vectors of one type."""
         if k <= 0:
@@ -351,6 +364,26 @@ class Store:
         ids = np.fromiter((r for r, _ in rows), dtype=np.int64, count=len(rows))
         mat = np.frombuffer(b"".join(v for _, v in rows), dtype=np.float32).reshape(len(rows), dim)
         return ids, mat
+
+    # ---- bulk reads for the in-memory graph ---------------------------------------------
+    def node_table(self) -> tuple[np.ndarray, list[str]]:
+        """(rowids ascending, type per node)."""
+        rows = self.con.execute("SELECT rowid, type FROM nodes ORDER BY rowid").fetchall()
+        return np.fromiter((r for r, _ in rows), dtype=np.int64, count=len(rows)), [t for _, t in rows]
+
+    def edge_table(self) -> tuple[np.ndarray, np.ndarray, list[str], np.ndarray]:
+        """(src rowids, dst rowids, type per edge, weight) of every edge."""
+        rows = self.con.execute("SELECT src, dst, type, weight FROM edges").fetchall()
+        n = len(rows)
+        src = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
+        dst = np.fromiter((r[1] for r in rows), dtype=np.int64, count=n)
+        w = np.fromiter((r[3] for r in rows), dtype=np.float32, count=n)
+        return src, dst, [r[2] for r in rows], w
+
+    def snapshot_version(self) -> tuple:
+        """Changes whenever a writer commits (for reloading the in-memory graph)."""
+        return (self.con.execute("PRAGMA data_version").fetchone()[0],
+                self.con.execute("SELECT count(*), coalesce(max(rowid), 0) FROM nodes").fetchone())
 
     # ---- stats ----------------------------------------------------------------------
     def stats(self) -> dict:

@@ -1,0 +1,827 @@
+"""The LLM backend: any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, llama.cpp, ...).
+
+One `LLM` object serves the whole process (it is thread-safe). It adds what the pipelines need
+on top of the `openai` client:
+
+* a response cache (`LLMCache`; `MemoryCache` here, a persistent one elsewhere) keyed by
+  `cache_key(model, messages, params)` -- a hit makes no HTTP call;
+* retries with exponential backoff and full jitter on 429 (honouring Retry-After, capped), 5xx,
+  timeouts, connection errors and unusable output (invalid / truncated JSON in json mode);
+* a fallback endpoint/model, tried the same way when the primary's retries are exhausted;
+* `LLMError` with a reason on final failure; the API keys never appear in errors or logs.
+
+`LLM.configured` is False when no base URL / model is set: callers then use their offline path.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import logging
+import random
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Protocol, Sequence, runtime_checkable
+from urllib.parse import urlsplit
+
+from ..errors import ConfigError, LLMError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..config import Settings
+
+log = logging.getLogger(__name__)
+
+JSON_RESPONSE_FORMAT: dict[str, str] = {"type": "json_object"}
+_RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
+_BAD_OUTPUT = frozenset({"invalid_json", "truncated"})
+
+
+# ---------------------------------------------------------------------------------------------
+# cache
+# ---------------------------------------------------------------------------------------------
+@runtime_checkable
+class LLMCache(Protocol):
+    """Where successful responses are kept (the key is `cache_key(...)`)."""
+
+    def get(self, key: str) -> str | None: ...
+
+    def put(self, key: str, model: str, response: str) -> None: ...
+
+
+class MemoryCache:
+    """An in-process `LLMCache` (a dict behind a lock)."""
+
+    def __init__(self) -> None:
+        self._data: dict[str, tuple[str, str]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> str | None:
+        with self._lock:
+            hit = self._data.get(key)
+        return None if hit is None else hit[1]
+
+    def put(self, key: str, model: str, response: str) -> None:
+        with self._lock:
+            self._data[key] = (model, response)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._data)
+
+    def __contains__(self, key: object) -> bool:
+        with self._lock:
+            return key in self._data
+
+
+def _json_default(obj: Any) -> Any:
+    if isinstance(obj, (bytes, bytearray, memoryview)):
+        return base64.b64encode(bytes(obj)).decode("ascii")
+    if hasattr(obj, "model_dump"):
+        return obj.model_dump(exclude_none=True)
+    if isinstance(obj, (set, frozenset)):
+        return sorted(obj, key=repr)
+    return str(obj)
+
+
+def _canonical(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_json_default)
+
+
+def cache_key(model: str, messages: Sequence[Mapping[str, Any]] | str, params: Mapping[str, Any] | None) -> str:
+    """sha256 (hex) of a canonical JSON of the model, the messages (image parts included) and
+    the request parameters (temperature, max_tokens, response_format, tools, ...; None values
+    are dropped, so a missing and a None parameter give the same key)."""
+    norm_params: dict[str, Any] = {}
+    for k, v in (params or {}).items():
+        if v is None:
+            continue
+        if k == "temperature":
+            v = float(v)
+        norm_params[k] = v
+    payload = {"model": model, "messages": _norm_messages(messages), "params": norm_params}
+    return hashlib.sha256(_canonical(payload).encode("utf-8")).hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------------------------
+_THINK_RE = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL | re.IGNORECASE)
+_FENCE_RE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n?(.*?)(?:```|$)", re.DOTALL)
+_TRAILING_COMMA_RE = re.compile(r",\s*([}\]])")
+_MISSING = object()
+
+
+def _try_loads(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return _MISSING
+
+
+def _extract_outermost(text: str) -> Any:
+    """The outermost {...} or [...] of `text` that parses (earliest opener first)."""
+    decoder = json.JSONDecoder()
+    starts = sorted(i for i in (text.find("{"), text.find("[")) if i >= 0)
+    for start in starts:
+        closer = "}" if text[start] == "{" else "]"
+        end = text.rfind(closer)
+        if end > start:
+            for candidate in (text[start:end + 1], _TRAILING_COMMA_RE.sub(r"\1", text[start:end + 1])):
+                value = _try_loads(candidate)
+                if value is not _MISSING:
+                    return value
+        try:
+            return decoder.raw_decode(text, start)[0]
+        except (ValueError, RecursionError):
+            continue
+    return _MISSING
+
+
+def parse_json(text: str | None) -> Any:
+    """Tolerant JSON reading of a model's output.
+
+    Drops `<think>...</think>` blocks and ```json fences, then parses the whole text, else the
+    outermost {...} or [...] it contains. Raises ValueError (with a short reason) when there is
+    no valid JSON -- e.g. output truncated mid-object.
+    """
+    if text is None:
+        raise ValueError("no output")
+    if not isinstance(text, str):
+        raise ValueError(f"expected text, got {type(text).__name__}")
+    stripped = _THINK_RE.sub("", text).strip()
+    candidates: list[str] = []
+    for m in _FENCE_RE.finditer(stripped):
+        body = m.group(2).strip()
+        if body:
+            candidates.append(body)
+    candidates.append(stripped)
+    for c in candidates:
+        value = _try_loads(c)
+        if value is not _MISSING:
+            return value
+    for c in candidates:
+        value = _extract_outermost(c)
+        if value is not _MISSING:
+            return value
+    if not stripped:
+        raise ValueError("empty output")
+    snippet = stripped if len(stripped) <= 80 else stripped[:60] + " ... " + stripped[-15:]
+    raise ValueError(f"no valid JSON in output ({len(stripped)} chars): {snippet!r}")
+
+
+def image_part(data: bytes, mime: str = "image/png") -> dict[str, Any]:
+    """A chat content part carrying an image as a base64 data URL (for vision models)."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError("image_part needs bytes")
+    mime = (mime or "image/png").strip().lower()
+    if "/" not in mime:
+        mime = "image/" + mime
+    b64 = base64.b64encode(bytes(data)).decode("ascii")
+    return {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{b64}"}}
+
+
+def _norm_messages(messages: Sequence[Mapping[str, Any]] | str) -> list[dict[str, Any]]:
+    if isinstance(messages, str):
+        return [{"role": "user", "content": messages}]
+    out = []
+    for m in messages:
+        if not isinstance(m, Mapping):
+            raise TypeError(f"a chat message must be a dict, got {type(m).__name__}")
+        out.append(dict(m))
+    if not out:
+        raise ValueError("no messages")
+    return out
+
+
+def _norm_tools(tools: Iterable[Mapping[str, Any]] | None) -> list[dict[str, Any]] | None:
+    """OpenAI tool specs; a bare {"name", "parameters", ...} function spec is wrapped."""
+    if not tools:
+        return None
+    out = []
+    for t in tools:
+        t = dict(t)
+        if t.get("type") == "function" or "function" in t:
+            t.setdefault("type", "function")
+            out.append(t)
+        elif "name" in t:
+            out.append({"type": "function", "function": t})
+        else:
+            raise ValueError(f"not a tool spec: {t!r}")
+    return out
+
+
+def _host(url: str) -> str:
+    """The host[:port] of a URL (never its user-info or query, which may hold secrets)."""
+    try:
+        parts = urlsplit(url)
+        return parts.hostname + (f":{parts.port}" if parts.port else "") if parts.hostname else "?"
+    except ValueError:
+        return "?"
+
+
+def _parse_retry_after(headers: Any) -> float | None:
+    if headers is None:
+        return None
+    try:
+        ms = headers.get("retry-after-ms")
+        if ms is not None:
+            return max(0.0, float(ms) / 1000.0)
+    except (TypeError, ValueError):
+        pass
+    raw = headers.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        return max(0.0, float(raw))
+    except (TypeError, ValueError):
+        pass
+    try:
+        when = parsedate_to_datetime(raw)
+        return max(0.0, when.timestamp() - time.time())
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+
+
+@dataclass
+class _Failure:
+    kind: str  # rate_limit | server | timeout | connection | malformed | empty | invalid_json | truncated | client | error
+    reason: str
+    retryable: bool
+    retry_after: float | None = None
+
+
+@dataclass
+class _Endpoint:
+    label: str  # primary | fallback
+    base_url: str
+    model: str
+    api_key: str
+    timeout_s: float
+    json_format_ok: bool = True
+    _client: Any = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def client(self) -> Any:
+        if self._client is None:
+            with self._lock:
+                if self._client is None:
+                    from openai import OpenAI
+
+                    self._client = OpenAI(base_url=self.base_url, api_key=self.api_key or "none",
+                                          timeout=self.timeout_s, max_retries=0)
+        return self._client
+
+    def where(self, model: str) -> str:
+        return f"{self.label} {model} @ {_host(self.base_url)}"
+
+
+# ---------------------------------------------------------------------------------------------
+# the client
+# ---------------------------------------------------------------------------------------------
+class LLM:
+    """A chat-completions client with cache, retries, fallback and masked secrets (thread-safe)."""
+
+    def __init__(
+        self,
+        base_url: str = "",
+        model: str = "",
+        api_key: str = "",
+        *,
+        vision_model: str = "",
+        fallback_base_url: str = "",
+        fallback_model: str = "",
+        fallback_api_key: str = "",
+        disable_fallback: bool = False,
+        timeout_s: float = 60.0,
+        max_retries: int = 4,
+        backoff_s: float = 1.0,
+        max_backoff_s: float = 30.0,
+        max_tokens: int = 2048,
+        temperature: float | None = 0.0,
+        cache: LLMCache | None = None,
+    ) -> None:
+        if timeout_s is None or float(timeout_s) <= 0:
+            raise ConfigError("llm_timeout_s must be > 0")
+        if int(max_retries) < 0:
+            raise ConfigError("llm_max_retries must be >= 0")
+        if float(backoff_s) < 0:
+            raise ConfigError("llm_backoff_s must be >= 0")
+        if int(max_tokens) <= 0:
+            raise ConfigError("max_new_tokens must be > 0")
+        self.timeout_s = float(timeout_s)
+        self.max_retries = int(max_retries)
+        self.backoff_s = float(backoff_s)
+        self.max_backoff_s = float(max_backoff_s)
+        self.max_tokens = int(max_tokens)
+        self.temperature = None if temperature is None else float(temperature)
+        self.cache = cache
+        base_url = (base_url or "").strip()
+        model = (model or "").strip()
+        self._primary = _Endpoint("primary", base_url, model, api_key or "", self.timeout_s)
+        self._vision_model = (vision_model or "").strip()
+        self._fallback: _Endpoint | None = None
+        self._fallback_model = (fallback_model or "").strip()
+        fb_url = (fallback_base_url or "").strip()
+        if not disable_fallback and (fb_url or self._fallback_model) and self.configured:
+            url = fb_url or base_url
+            key = fallback_api_key or (api_key if url.rstrip("/") == base_url.rstrip("/") else "")
+            if not (url.rstrip("/") == base_url.rstrip("/") and (self._fallback_model or model) == model):
+                self._fallback = _Endpoint("fallback", url, self._fallback_model or model, key or "", self.timeout_s)
+        self._secrets = sorted({s for s in (api_key, fallback_api_key) if s}, key=len, reverse=True)
+        self._lock = threading.Lock()
+        self._calls = 0
+        self._cache_hits = 0
+        self._failures = 0
+        self._retries = 0
+        self._fallbacks = 0
+
+    @classmethod
+    def from_settings(cls, settings: "Settings", cache: LLMCache | None = None) -> "LLM":
+        return cls(
+            settings.llm_base_url,
+            settings.llm_model,
+            settings.llm_api_key,
+            vision_model=settings.llm_vision_model,
+            fallback_base_url=settings.llm_fallback_base_url,
+            fallback_model=settings.llm_fallback_model,
+            fallback_api_key=settings.llm_fallback_api_key,
+            disable_fallback=settings.disable_fallback,
+            timeout_s=settings.llm_timeout_s,
+            max_retries=settings.llm_max_retries,
+            backoff_s=settings.llm_backoff_s,
+            max_tokens=settings.max_new_tokens,
+            temperature=settings.temperature,
+            cache=cache,
+        )
+
+    # -- properties ---------------------------------------------------------------------------
+    @property
+    def configured(self) -> bool:
+        """False when no base URL or model is set (callers then use their offline path)."""
+        return bool(self._primary.base_url and self._primary.model)
+
+    @property
+    def model(self) -> str:
+        return self._primary.model
+
+    @property
+    def vision_model(self) -> str:
+        """The model for image inputs: llm_vision_model, else llm_model."""
+        return self._vision_model or self._primary.model
+
+    @property
+    def has_fallback(self) -> bool:
+        return self._fallback is not None
+
+    @property
+    def calls(self) -> int:
+        """HTTP requests made (every attempt, both endpoints, streams included)."""
+        with self._lock:
+            return self._calls
+
+    @property
+    def cache_hits(self) -> int:
+        with self._lock:
+            return self._cache_hits
+
+    @property
+    def failures(self) -> int:
+        """Calls that ended in LLMError (after all retries and the fallback)."""
+        with self._lock:
+            return self._failures
+
+    @property
+    def retries(self) -> int:
+        """Failed attempts (each one followed by a retry, the fallback, or the final error)."""
+        with self._lock:
+            return self._retries
+
+    @property
+    def fallbacks(self) -> int:
+        """Calls answered by the fallback endpoint."""
+        with self._lock:
+            return self._fallbacks
+
+    def stats(self) -> dict[str, int]:
+        with self._lock:
+            return {"calls": self._calls, "cache_hits": self._cache_hits, "failures": self._failures,
+                    "retries": self._retries, "fallbacks": self._fallbacks}
+
+    def reset_counters(self) -> None:
+        with self._lock:
+            self._calls = self._cache_hits = self._failures = self._retries = self._fallbacks = 0
+
+    def _inc(self, name: str, n: int = 1) -> None:
+        with self._lock:
+            setattr(self, "_" + name, getattr(self, "_" + name) + n)
+
+    def __repr__(self) -> str:
+        fb = f", fallback={self._fallback.model!r}@{_host(self._fallback.base_url)}" if self._fallback else ""
+        key = ", api_key='***'" if self._primary.api_key else ""
+        return f"LLM(model={self.model!r}, base_url={_host(self._primary.base_url)!r}{key}{fb})"
+
+    def close(self) -> None:
+        for ep in (self._primary, self._fallback):
+            if ep is not None and ep._client is not None:
+                try:
+                    ep._client.close()
+                except Exception:  # pragma: no cover - best effort
+                    pass
+                ep._client = None
+
+    # -- secrets ------------------------------------------------------------------------------
+    def mask(self, text: Any) -> str:
+        """`text` with the API keys (and any bearer token) replaced by ***."""
+        s = str(text)
+        for secret in self._secrets:
+            s = s.replace(secret, "***")
+        return re.sub(r"(?i)(bearer\s+)[^\s'\"]+", r"\1***", s)
+
+    # -- public calls -------------------------------------------------------------------------
+    image_part = staticmethod(image_part)
+    parse_json = staticmethod(parse_json)
+
+    def complete(
+        self,
+        messages: Sequence[Mapping[str, Any]] | str,
+        *,
+        json_mode: bool = False,
+        max_tokens: int | None = None,
+        model: str | None = None,
+    ) -> str:
+        """The assistant's text. Cached; retried; falls back; raises LLMError on final failure.
+
+        With json_mode the request asks for a JSON object and an answer that `parse_json`
+        cannot read (or that was cut at max_tokens) counts as a retryable failure.
+        """
+        self._require()
+        msgs = _norm_messages(messages)
+        params = self._params(max_tokens, JSON_RESPONSE_FORMAT if json_mode else None, None, None)
+        return self._call(msgs, params, model, "json" if json_mode else "text")
+
+    def complete_json(self, messages: Sequence[Mapping[str, Any]] | str, **kw: Any) -> Any:
+        """`complete(json_mode=True)` parsed with `parse_json`; LLMError("invalid JSON: ...")
+        when the output is still not JSON after the retries."""
+        kw.pop("json_mode", None)
+        text = self.complete(messages, json_mode=True, **kw)
+        try:
+            return parse_json(text)
+        except ValueError as exc:  # not reachable through complete(), kept as a guard
+            raise LLMError(f"invalid JSON: {self.mask(exc)}") from None
+
+    def chat_with_tools(
+        self,
+        messages: Sequence[Mapping[str, Any]] | str,
+        tools: Iterable[Mapping[str, Any]],
+        *,
+        model: str | None = None,
+        max_tokens: int | None = None,
+        tool_choice: str | Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """One non-streaming turn with tools: {"content": str | None, "tool_calls": [{"id",
+        "name", "arguments" (a JSON string)}]}. Cached, retried, falls back like `complete`."""
+        self._require()
+        msgs = _norm_messages(messages)
+        norm_tools = _norm_tools(tools)
+        if not norm_tools:
+            raise ValueError("chat_with_tools needs at least one tool")
+        params = self._params(max_tokens, None, norm_tools, tool_choice)
+        return json.loads(self._call(msgs, params, model, "tools"))
+
+    def stream(
+        self,
+        messages: Sequence[Mapping[str, Any]] | str,
+        *,
+        model: str | None = None,
+        tools: Iterable[Mapping[str, Any]] | None = None,
+        max_tokens: int | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        """Streaming chat: yields {"type": "text", "text": delta} and, once the stream ended,
+        {"type": "tool_call", "id", "name", "arguments"} per tool call. Not cached. Retried
+        (and falls back) only while nothing has been yielded; a failure after the first
+        yielded event raises LLMError."""
+        self._require()
+        msgs = _norm_messages(messages)
+        params = self._params(max_tokens, None, _norm_tools(tools), None)
+        return self._stream(msgs, params, model)
+
+    @staticmethod
+    def assistant_message(result: Mapping[str, Any]) -> dict[str, Any]:
+        """The assistant message to append to the conversation after `chat_with_tools`."""
+        msg: dict[str, Any] = {"role": "assistant", "content": result.get("content")}
+        calls = result.get("tool_calls") or []
+        if calls:
+            msg["tool_calls"] = [{"id": c["id"], "type": "function",
+                                  "function": {"name": c["name"], "arguments": c.get("arguments") or "{}"}}
+                                 for c in calls]
+        return msg
+
+    @staticmethod
+    def tool_message(call_id: str, content: Any) -> dict[str, Any]:
+        """The message carrying a tool's result back to the model."""
+        text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False, default=str)
+        return {"role": "tool", "tool_call_id": call_id, "content": text}
+
+    # -- machinery ----------------------------------------------------------------------------
+    def _require(self) -> None:
+        if not self.configured:
+            raise LLMError("no LLM configured (set llm_base_url and llm_model)")
+
+    def _params(self, max_tokens: int | None, response_format: Mapping[str, Any] | None,
+                tools: list[dict[str, Any]] | None, tool_choice: Any) -> dict[str, Any]:
+        return {
+            "temperature": self.temperature,
+            "max_tokens": int(max_tokens) if max_tokens else self.max_tokens,
+            "response_format": dict(response_format) if response_format else None,
+            "tools": tools,
+            "tool_choice": tool_choice,
+        }
+
+    def _plan(self, model: str | None) -> list[tuple[_Endpoint, str]]:
+        plan = [(self._primary, model or self._primary.model)]
+        if self._fallback is not None:
+            fb_model = self._fallback_model or model or self._primary.model
+            if not (self._fallback.base_url.rstrip("/") == self._primary.base_url.rstrip("/") and fb_model == plan[0][1]):
+                plan.append((self._fallback, fb_model))
+        return plan
+
+    def _request_kwargs(self, ep: _Endpoint, model: str, messages: list[dict], params: dict) -> dict[str, Any]:
+        kw: dict[str, Any] = {"model": model, "messages": messages, "max_tokens": params["max_tokens"]}
+        if params.get("temperature") is not None:
+            kw["temperature"] = params["temperature"]
+        if params.get("response_format") and ep.json_format_ok:
+            kw["response_format"] = params["response_format"]
+        if params.get("tools"):
+            kw["tools"] = params["tools"]
+            if params.get("tool_choice") is not None:
+                kw["tool_choice"] = params["tool_choice"]
+        return kw
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(retry_after, self.max_backoff_s)
+        return random.uniform(0.0, min(self.max_backoff_s, self.backoff_s * (2 ** attempt)))
+
+    @staticmethod
+    def _valid(value: str, mode: str) -> bool:
+        if mode == "json":
+            try:
+                parse_json(value)
+            except ValueError:
+                return False
+        elif mode == "tools":
+            try:
+                return isinstance(json.loads(value), dict)
+            except ValueError:
+                return False
+        return True
+
+    def _call(self, messages: list[dict], params: dict, model: str | None, mode: str) -> str:
+        plan = self._plan(model)
+        key_params = {k: v for k, v in params.items() if v is not None}
+        keys = [cache_key(m, messages, key_params) for _, m in plan]
+        if self.cache is not None:
+            for key in dict.fromkeys(keys):
+                try:
+                    hit = self.cache.get(key)
+                except Exception as exc:
+                    log.warning("LLM cache read failed: %s", self.mask(exc))
+                    hit = None
+                if hit is not None and self._valid(hit, mode):
+                    self._inc("cache_hits")
+                    return hit
+        history: list[tuple[str, int, _Failure]] = []
+        for (ep, m), key in zip(plan, keys):
+            if ep.label == "fallback":
+                log.warning("LLM primary failed; trying the fallback %s", ep.where(m))
+            value, attempts, failure = self._attempts(ep, m, messages, params, mode)
+            if value is not None:
+                if ep.label == "fallback":
+                    self._inc("fallbacks")
+                if self.cache is not None:
+                    try:
+                        self.cache.put(key, m, value)
+                    except Exception as exc:
+                        log.warning("LLM cache write failed: %s", self.mask(exc))
+                return value
+            assert failure is not None
+            history.append((ep.where(m), attempts, failure))
+        self._inc("failures")
+        raise self._final_error(history, mode)
+
+    def _attempts(self, ep: _Endpoint, model: str, messages: list[dict], params: dict,
+                  mode: str) -> tuple[str | None, int, _Failure | None]:
+        failure: _Failure | None = None
+        total = self.max_retries + 1
+        attempt = 0
+        extra = 0  # one free retry when the server rejects response_format
+        while attempt < total + extra:
+            if attempt and failure is not None:
+                delay = self._delay(max(0, attempt - 1 - extra), failure.retry_after)
+                if delay > 0:
+                    time.sleep(delay)
+            attempt += 1
+            self._inc("calls")
+            sent_format = bool(params.get("response_format")) and ep.json_format_ok
+            try:
+                resp = ep.client().chat.completions.create(**self._request_kwargs(ep, model, messages, params))
+            except Exception as exc:  # classified below; never escapes as a raw openai error
+                failure = self._classify(exc)
+                if (failure.kind == "client" and sent_format and not extra
+                        and getattr(exc, "status_code", None) in (400, 422)
+                        and re.search(r"response.?format|json", failure.reason, re.IGNORECASE)):
+                    ep.json_format_ok = False  # the server does not know response_format: ask without it
+                    extra = 1
+                    failure = _Failure("client", failure.reason, True, 0.0)
+            else:
+                value, failure = self._read(resp, mode)
+                if failure is None:
+                    return value, attempt, None
+            self._inc("retries")
+            last = attempt >= total + extra or not failure.retryable
+            log.warning("LLM %s attempt %d/%d failed: %s%s", ep.where(model), attempt, total + extra,
+                        self.mask(failure.reason), "" if last else "; retrying")
+            if not failure.retryable:
+                break
+        return None, attempt, failure
+
+    def _read(self, resp: Any, mode: str) -> tuple[str | None, _Failure | None]:
+        try:
+            choice = resp.choices[0]
+            msg = choice.message
+            finish = choice.finish_reason
+            content = msg.content or ""
+        except (AttributeError, IndexError, TypeError, KeyError):
+            return None, _Failure("malformed", "response without choices", True)
+        if not isinstance(content, str):
+            content = str(content)
+        if mode == "tools":
+            calls = []
+            for i, tc in enumerate(getattr(msg, "tool_calls", None) or []):
+                fn = getattr(tc, "function", None)
+                name = getattr(fn, "name", None) or ""
+                args = getattr(fn, "arguments", None) or ""
+                if not name:
+                    return None, _Failure("malformed", "tool call without a name", True)
+                if finish == "length":
+                    return None, _Failure("truncated", "tool call cut at max_tokens (finish_reason=length)", True)
+                if args.strip():
+                    try:
+                        json.loads(args)
+                    except ValueError:
+                        return None, _Failure("invalid_json", f"tool {name!r} arguments are not JSON", True)
+                calls.append({"id": getattr(tc, "id", None) or f"call_{i}", "name": name, "arguments": args or "{}"})
+            if not calls and not content.strip():
+                return None, _Failure("empty", "empty response", True)
+            return json.dumps({"content": content or None, "tool_calls": calls}, ensure_ascii=False), None
+        if mode == "json":
+            if finish == "length":
+                return None, _Failure("truncated", "output cut at max_tokens (finish_reason=length)", True)
+            try:
+                parse_json(content)
+            except ValueError as exc:
+                return None, _Failure("invalid_json", str(exc), True)
+            return content, None
+        if not content.strip():
+            return None, _Failure("empty", "empty response", True)
+        if finish == "length":
+            log.info("LLM output cut at max_tokens (finish_reason=length)")
+        return content, None
+
+    def _classify(self, exc: BaseException) -> _Failure:
+        import openai
+
+        msg = self.mask(getattr(exc, "message", None) or str(exc) or type(exc).__name__)
+        if len(msg) > 300:
+            msg = msg[:300] + "..."
+        if isinstance(exc, openai.RateLimitError):
+            return _Failure("rate_limit", f"HTTP 429 rate limited: {msg}", True, _parse_retry_after(exc.response.headers))
+        if isinstance(exc, openai.APITimeoutError):
+            return _Failure("timeout", f"timed out after {self.timeout_s:g}s", True)
+        if isinstance(exc, openai.APIConnectionError):
+            return _Failure("connection", f"connection error: {msg}", True)
+        if isinstance(exc, openai.APIStatusError):
+            status = exc.status_code
+            retryable = status >= 500 or status in _RETRYABLE_STATUS
+            retry_after = _parse_retry_after(exc.response.headers) if retryable else None
+            return _Failure("server" if status >= 500 else ("rate_limit" if status == 429 else "client"),
+                            f"HTTP {status}: {msg}", retryable, retry_after)
+        if isinstance(exc, openai.APIResponseValidationError):
+            return _Failure("malformed", f"malformed response: {msg}", True)
+        if isinstance(exc, openai.APIError):
+            return _Failure("error", f"API error: {msg}", True)
+        try:
+            import httpx2 as _httpx  # the transport of openai 3.x
+        except ImportError:  # pragma: no cover
+            import httpx as _httpx  # type: ignore[no-redef]
+        if isinstance(exc, _httpx.TimeoutException):
+            return _Failure("timeout", f"timed out after {self.timeout_s:g}s", True)
+        if isinstance(exc, (_httpx.TransportError, ConnectionError)):
+            return _Failure("connection", f"connection error: {type(exc).__name__}: {msg}", True)
+        if isinstance(exc, ValueError):  # an envelope that is not JSON
+            return _Failure("malformed", f"malformed response: {type(exc).__name__}: {msg}", True)
+        return _Failure("error", f"{type(exc).__name__}: {msg}", False)
+
+    def _final_error(self, history: list[tuple[str, int, _Failure]], mode: str) -> LLMError:
+        parts = [f"{where}: {f.reason} ({n} attempt{'s' if n != 1 else ''})" for where, n, f in history]
+        last = history[-1][2] if history else _Failure("error", "no endpoint", False)
+        if mode == "json" and all(f.kind in _BAD_OUTPUT for _, _, f in history):
+            head = "invalid JSON: " + last.reason
+        else:
+            head = "LLM call failed: " + last.reason
+        err = LLMError(self.mask(head + " [" + "; ".join(parts) + "]"))
+        err.reason = last.kind  # type: ignore[attr-defined]
+        err.attempts = sum(n for _, n, _ in history)  # type: ignore[attr-defined]
+        return err
+
+    def _stream(self, messages: list[dict], params: dict, model: str | None) -> Iterator[dict[str, Any]]:
+        history: list[tuple[str, int, _Failure]] = []
+        total = self.max_retries + 1
+        for ep, m in self._plan(model):
+            if ep.label == "fallback":
+                log.warning("LLM primary stream failed; trying the fallback %s", ep.where(m))
+            failure: _Failure | None = None
+            attempt = 0
+            while attempt < total:
+                if attempt and failure is not None:
+                    delay = self._delay(attempt - 1, failure.retry_after)
+                    if delay > 0:
+                        time.sleep(delay)
+                attempt += 1
+                self._inc("calls")
+                yielded = False
+                calls: dict[int, dict[str, str]] = {}
+                finish = None
+                try:
+                    kw = self._request_kwargs(ep, m, messages, params)
+                    s = ep.client().chat.completions.create(stream=True, **kw)
+                    try:
+                        for chunk in s:
+                            choices = getattr(chunk, "choices", None) or []
+                            if not choices:
+                                continue
+                            ch = choices[0]
+                            finish = ch.finish_reason or finish
+                            delta = ch.delta
+                            if delta is None:
+                                continue
+                            if delta.content:
+                                yielded = True
+                                yield {"type": "text", "text": delta.content}
+                            for tc in delta.tool_calls or []:
+                                idx = tc.index if tc.index is not None else len(calls)
+                                acc = calls.setdefault(idx, {"id": "", "name": "", "arguments": ""})
+                                if tc.id:
+                                    acc["id"] = tc.id
+                                fn = tc.function
+                                if fn is not None:
+                                    if fn.name and fn.name != acc["name"]:
+                                        acc["name"] += fn.name
+                                    if fn.arguments:
+                                        acc["arguments"] += fn.arguments
+                    finally:
+                        try:
+                            s.close()
+                        except Exception:
+                            pass
+                except Exception as exc:
+                    failure = self._classify(exc)
+                    self._inc("retries")
+                    if yielded:
+                        self._inc("failures")
+                        log.warning("LLM %s stream interrupted: %s", ep.where(m), self.mask(failure.reason))
+                        raise LLMError(self.mask(f"stream interrupted after the first token: {failure.reason} "
+                                                 f"[{ep.where(m)}]")) from None
+                    log.warning("LLM %s stream attempt %d/%d failed: %s", ep.where(m), attempt, total,
+                                self.mask(failure.reason))
+                    if not failure.retryable:
+                        break
+                    continue
+                if not yielded and not calls:
+                    failure = _Failure("empty", "empty response", True)
+                    self._inc("retries")
+                    log.warning("LLM %s stream attempt %d/%d failed: empty response", ep.where(m), attempt, total)
+                    continue
+                if ep.label == "fallback":
+                    self._inc("fallbacks")
+                for i in sorted(calls):
+                    c = calls[i]
+                    yield {"type": "tool_call", "id": c["id"] or f"call_{i}", "name": c["name"],
+                           "arguments": c["arguments"] or "{}"}
+                if finish == "length":
+                    log.info("LLM stream cut at max_tokens (finish_reason=length)")
+                return
+            assert failure is not None
+            history.append((ep.where(m), attempt, failure))
+        self._inc("failures")
+        raise self._final_error(history, "stream")
+
+
+__all__ = ["LLM", "LLMCache", "MemoryCache", "cache_key", "parse_json", "image_part", "JSON_RESPONSE_FORMAT"]

@@ -1,0 +1,156 @@
+"""Run enrichment steps over the index with a worker pool: resumable, cached, never lossy.
+
+Workers only talk to the LLM; every write happens on the calling thread, one item per
+transaction, so an interrupted run keeps what it finished and resumes with the rest.
+Each item ends as `done` (LLM), `offline` (heuristic, no LLM configured) or `failed`
+(with the reason); `--retry-failed` takes the failed ones again.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..config import Settings
+from ..errors import ConfigError, DgragError
+from ..store import Store
+from .steps import STEPS, Step, input_hash
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class StepReport:
+    step: str
+    total: int = 0
+    done: int = 0
+    cached: int = 0
+    offline: int = 0
+    failed: int = 0
+    failures: list[tuple[str, str]] = field(default_factory=list)
+    seconds: float = 0.0
+    dry_run: list[dict] = field(default_factory=list)
+    est_tokens: int = 0
+
+    @property
+    def rate(self) -> float:
+        return (self.done + self.offline + self.failed) / self.seconds if self.seconds else 0.0
+
+
+class StoreCache:
+    """The `llm_cache` table as the LLM's cache."""
+
+    def __init__(self, store: Store):
+        self.store = store
+
+    def get(self, key: str) -> str | None:
+        with self.store._lock:
+            return self.store.cache_get(key)
+
+    def put(self, key: str, model: str, response: str) -> None:
+        self.store.cache_put(key, model, response)
+
+
+def pending_items(store: Store, step: Step, *, retry_failed: bool, use_llm: bool, limit: int | None) -> list[dict]:
+    status = store.enrich_status(step.name)
+    out = []
+    for node in store.nodes_by_rowids(store.nodes_of_type(step.kinds)):
+        if step.name == "openie" and len(step.inputs(node).strip()) < 20:
+            continue
+        have = status.get(node["rowid"])
+        h = input_hash(step.name, step.inputs(node))
+        if retry_failed:
+            todo = have is not None and have[0] == "failed"
+        else:
+            todo = have is None or have[1] != h or (use_llm and have[0] == "offline")
+        if todo:
+            node["_hash"] = h
+            out.append(node)
+            if limit and len(out) >= limit:
+                break
+    return out
+
+
+def run_step(store: Store, settings: Settings, step_name: str, llm=None, *, max_workers: int | None = None,
+             retry_failed: bool = False, limit: int | None = None, dry_run: bool = False,
+             progress: Progress | None = None, cancel: threading.Event | None = None) -> StepReport:
+    if step_name not in STEPS:
+        raise ConfigError(f"unknown step {step_name!r} (summaries, captions, openie)")
+    step = STEPS[step_name]
+    use_llm = llm is not None and llm.configured
+    items = pending_items(store, step, retry_failed=retry_failed, use_llm=use_llm, limit=limit)
+    report = StepReport(step_name, total=len(items))
+    progress = progress or (lambda s, d, t: None)
+    t0 = time.perf_counter()
+    if dry_run:
+        _dry_run(step, items, report)
+    elif not use_llm:
+        for i, node in enumerate(items):
+            _apply(store, step, node, step.offline(node), "offline", report)
+            progress(step_name, i + 1, len(items))
+    else:
+        _run_pool(store, settings, step, llm, items, report, max_workers, progress, cancel)
+    report.seconds = time.perf_counter() - t0
+    return report
+
+
+def _dry_run(step: Step, items: list[dict], report: StepReport) -> None:
+    for node in items:
+        text = step.inputs(node)
+        report.est_tokens += len(text) // 3 + 200  # rough: ~3 chars a token, plus the prompt
+        if len(report.dry_run) < 20:
+            report.dry_run.append({"id": node["id"], "type": node["type"], "input": text[:300]})
+
+
+def _apply(store: Store, step: Step, node: dict, result, source: str, report: StepReport) -> None:
+    with store.transaction():
+        step.apply(store, node, result, source)
+        store.log_enrich(node["rowid"], step.name, "done" if source == "llm" else "offline", "", 1, node["_hash"])
+    if source == "llm":
+        report.done += 1
+    else:
+        report.offline += 1
+
+
+def _fail(store: Store, step: Step, node: dict, reason: str, report: StepReport) -> None:
+    with store.transaction():
+        store.log_enrich(node["rowid"], step.name, "failed", reason, 1, node["_hash"])
+    report.failed += 1
+    report.failures.append((node["id"], reason))
+
+
+def _run_pool(store, settings, step, llm, items, report, max_workers, progress, cancel) -> None:
+    workers = max(1, max_workers or settings.max_workers)
+    hits_at_start = llm.cache_hits
+    pending = iter(items)
+    finished = 0
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"enrich-{step.name}") as pool:
+        running = {}
+
+        def submit_next() -> bool:
+            node = next(pending, None)
+            if node is None or (cancel is not None and cancel.is_set()):
+                return False
+            kwargs = {"image": store.image_bytes(node["meta"].get("sha", ""))} if step.name == "captions" else {}
+            running[pool.submit(step.ask, llm, node, **kwargs)] = node
+            return True
+
+        for _ in range(workers * 2):  # keep the pool fed, bounded memory
+            if not submit_next():
+                break
+        while running:
+            done_set, _ = wait(list(running), return_when=FIRST_COMPLETED)
+            for fut in done_set:
+                node = running.pop(fut)
+                try:
+                    _apply(store, step, node, fut.result(), "llm", report)
+                except DgragError as exc:
+                    _fail(store, step, node, str(exc), report)
+                except Exception as exc:  # noqa: BLE001 - recorded, never dropped
+                    _fail(store, step, node, f"{type(exc).__name__}: {exc}", report)
+                finished += 1
+                progress(step.name, finished, len(items))
+                submit_next()
+    report.cached = llm.cache_hits - hits_at_start

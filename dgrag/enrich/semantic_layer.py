@@ -1,0 +1,74 @@
+"""After OpenIE: edges, reference counts, entity and fact vectors, synonymy edges."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..config import Settings
+from ..ingest.pipeline import Progress, embed_pending, text_hash
+from ..kernels.knn import knn_pairs, random_pair_similarity
+from ..store import Store
+
+
+def finalize(store: Store, settings: Settings, embedder, progress: Progress | None = None) -> dict:
+    """Bring edges and vectors in line with the facts; returns counts of what it did."""
+    with store.transaction():
+        removed = store.gc_entities()
+        edges = store.rebuild_semantic_edges()
+    out = {"entities_removed": removed, "edges": edges}
+    if embedder is not None:
+        store.bind_embedder(embedder.model_id, embedder.dim)
+        out["embedded_nodes"] = embed_pending(store, embedder, settings, progress)
+        out["embedded_facts"] = embed_facts(store, embedder, settings, progress)
+        out["synonymy_edges_added"] = add_synonymy_edges(store, settings)
+    return out
+
+
+def embed_facts(store: Store, embedder, settings: Settings, progress: Progress | None = None) -> int:
+    pending = store.pending_facts()
+    bs = max(1, settings.embedding_batch_size)
+    for i in range(0, len(pending), bs):
+        batch = pending[i:i + bs]
+        texts = [t[:settings.embedding_max_chars] for _, t in batch]
+        vecs = embedder.embed_passages(texts)
+        with store.transaction():
+            store.put_vectors("fact", [r for r, _ in batch], vecs, [text_hash(t) for t in texts])
+            store.mark_facts_embedded([r for r, _ in batch])
+        if progress:
+            progress("embed facts", i + len(batch), len(pending))
+    return len(pending)
+
+
+def synonymy_threshold(store: Store, settings: Settings, vectors: np.ndarray) -> float:
+    """The configured threshold, raised above this embedder's background similarity.
+
+    Under multilingual-e5, random entity pairs average ~0.8 cosine: a fixed 0.8 or even 0.9
+    would link unrelated entities. The 99.9th percentile of random pairs is the floor.
+    """
+    background = random_pair_similarity(vectors)
+    floor = float(np.quantile(background, 0.999)) if background.size else 0.0
+    effective = max(settings.synonymy_edge_sim_threshold, min(floor, 0.995))
+    with store.transaction():
+        store.set_meta("synonymy_background_mean", f"{float(background.mean()) if background.size else 0:.4f}")
+        store.set_meta("synonymy_threshold", f"{effective:.4f}")
+    return effective
+
+
+def add_synonymy_edges(store: Store, settings: Settings) -> int:
+    """KNN synonymy edges for entities that have none computed yet (incremental)."""
+    new = store.entities_without_synonymy()
+    if not new:
+        return 0
+    ids, mat = store.all_vectors("entity")
+    if ids.size < 2:
+        with store.transaction():
+            store.mark_synonymy_done(new)
+        return 0
+    threshold = synonymy_threshold(store, settings, mat)
+    pos = {int(r): i for i, r in enumerate(ids)}
+    q_idx = np.array([pos[r] for r in new if r in pos], dtype=np.int64)
+    pairs = knn_pairs(mat[q_idx], mat, settings.synonymy_edge_topk, threshold, ids[q_idx], ids)
+    edges = {(min(a, b), max(a, b)): s for a, b, s in pairs}
+    with store.transaction():
+        store.add_edges((a, b, "synonymy", float(s)) for (a, b), s in edges.items())
+        store.mark_synonymy_done(new)
+    return len(edges)

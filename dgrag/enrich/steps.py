@@ -1,0 +1,163 @@
+"""The enrichment steps: what each one reads, asks the LLM, and writes back.
+
+A step is three functions: `inputs(store, node)` (the text it works on and its hash),
+`ask(llm, node, ...)` (runs in a worker thread: LLM calls only, no SQL) and
+`apply(store, node, result)` (main thread, inside a transaction). The offline variant of
+each step produces the same kind of result with no LLM.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import mimetypes
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..errors import LLMError
+from ..prompts import render
+from . import extractive, heuristic_openie
+
+OFFLINE_ENTITIES_PER_CHUNK = 8
+OFFLINE_TRIPLES_PER_CHUNK = 10
+
+
+@dataclass
+class Step:
+    name: str
+    kinds: tuple[str, ...]
+    prompt: str
+    inputs: Callable[[dict], str]
+    ask: Callable[..., Any]
+    offline: Callable[[dict], Any]
+    apply: Callable[..., None]
+
+
+def _lang(node: dict) -> str:
+    return "zh" if node.get("language") == "zh" else "en"
+
+
+def input_hash(step: str, text: str) -> str:
+    return hashlib.sha256(f"{step}\x1f{text}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+# ---- summaries ---------------------------------------------------------------------------
+def summary_input(node: dict) -> str:
+    if node["type"] == "chunk":
+        return node["meta"].get("filter", "")[:4000]
+    if node["type"] in ("code", "table"):
+        return f"{node['meta'].get('context', '')[:1500]}\n\n{node['text'][:3000]}"
+    return (node.get("summary") or node["text"])[:4000]
+
+
+def ask_summary(llm, node: dict, **_: Any) -> str:
+    prompt = render("summary", _lang(node), kind=node["type"], breadcrumb=node["breadcrumb"],
+                    text=summary_input(node))
+    text = llm.complete([{"role": "user", "content": prompt}], max_tokens=300).strip()
+    if not text:
+        raise LLMError("empty summary")
+    return text
+
+
+def offline_summary(node: dict) -> str:
+    return node.get("summary") or extractive.summarize_chunk(node)
+
+
+def apply_summary(store, node: dict, result: str, source: str) -> None:
+    if source == "offline" and node.get("summary_source") == "extractive":
+        return  # already the extractive summary: nothing to change, no re-embedding
+    store.set_summary(node["rowid"], result, "llm" if source == "llm" else "extractive")
+
+
+# ---- captions ----------------------------------------------------------------------------
+def caption_input(node: dict) -> str:
+    return f"{node['meta'].get('sha', '')}\n{node['meta'].get('alt', '')}\n{node['breadcrumb']}"
+
+
+def ask_caption(llm, node: dict, image: tuple[bytes, str] | None = None, **_: Any) -> str:
+    from ..backends.llm import image_part
+
+    meta = node["meta"]
+    prompt = render("caption", _lang(node), breadcrumb=node["breadcrumb"], alt=meta.get("alt", ""),
+                    context=meta.get("context", "")[:1500])
+    content: list[dict] = [{"type": "text", "text": prompt}]
+    if image is not None:
+        mime = mimetypes.types_map.get("." + (image[1] or "png"), "image/png")
+        content.append(image_part(image[0], mime))
+    text = llm.complete([{"role": "user", "content": content}], max_tokens=300, model=llm.vision_model).strip()
+    if not text:
+        raise LLMError("empty caption")
+    return text
+
+
+def offline_caption(node: dict) -> str:
+    meta = node["meta"]
+    return extractive.caption_image(meta.get("alt", ""), meta.get("src", ""), node["breadcrumb"],
+                                    meta.get("context", ""))
+
+
+# ---- OpenIE ------------------------------------------------------------------------------
+def openie_input(node: dict) -> str:
+    return node["meta"].get("filter", "")[:6000]
+
+
+def ask_openie(llm, node: dict, **_: Any) -> dict:
+    prompt = render("openie", _lang(node), breadcrumb=node["breadcrumb"], text=openie_input(node))
+    data = llm.complete_json([{"role": "user", "content": prompt}])
+    return validate_openie(data)
+
+
+def validate_openie(data: Any) -> dict:
+    """Keep well-formed entities and triples; a reply with neither shape is an error."""
+    if not isinstance(data, dict) or not isinstance(data.get("entities", []), list) \
+            or not isinstance(data.get("triples", []), list):
+        raise LLMError(f"OpenIE reply is not {{entities, triples}}: {json.dumps(data)[:200]}")
+    ents = []
+    for e in data.get("entities", []):
+        if isinstance(e, str):
+            e = [e, ""]
+        if isinstance(e, (list, tuple)) and e and isinstance(e[0], str) and e[0].strip():
+            ents.append((e[0].strip(), str(e[1]).strip() if len(e) > 1 else ""))
+    triples = [tuple(str(x).strip() for x in t) for t in data.get("triples", [])
+               if isinstance(t, (list, tuple)) and len(t) == 3 and all(str(x).strip() for x in t)]
+    return {"entities": ents, "triples": triples}
+
+
+def offline_openie(node: dict) -> dict:
+    ents, triples = heuristic_openie.extract(openie_input(node), node["breadcrumb"], _lang(node), node["text"])
+    return {"entities": ents[:OFFLINE_ENTITIES_PER_CHUNK], "triples": triples[:OFFLINE_TRIPLES_PER_CHUNK]}
+
+
+def apply_openie(store, node: dict, result: dict, source: str) -> None:
+    """Replace what this chunk contributed to the semantic layer."""
+    write_semantics(store, node["rowid"], result["entities"], result["triples"], _lang(node), source)
+
+
+def write_semantics(store, chunk: int, entities, triples, language: str, source: str) -> None:
+    store.clear_chunk_semantics(chunk)
+    described: dict[str, tuple[str, str]] = {}
+    for name, desc in entities:
+        norm = heuristic_openie.normalize_entity(name)
+        if norm and norm not in described:
+            described[norm] = (name, desc)
+    for h, _, t in triples:
+        for name in (h, t):
+            norm = heuristic_openie.normalize_entity(name)
+            if norm and norm not in described:
+                described[norm] = (name, "")
+    rowid_of = {}
+    for norm, (name, desc) in described.items():
+        rowid_of[norm] = store.upsert_entity(norm, name, desc, language)
+        store.add_chunk_entity(chunk, rowid_of[norm], source)
+    for h, r, t in triples:
+        hn, tn = heuristic_openie.normalize_entity(h), heuristic_openie.normalize_entity(t)
+        if hn in rowid_of and tn in rowid_of and r.strip():
+            store.add_fact(rowid_of[hn], r.strip(), rowid_of[tn], f"({h}, {r}, {t})", chunk, source)
+
+
+STEPS = {
+    "summaries": Step("summaries", ("file", "chunk", "code", "table"), "summary", summary_input,
+                      ask_summary, offline_summary, apply_summary),
+    "captions": Step("captions", ("image",), "caption", caption_input, ask_caption, offline_caption,
+                     apply_summary),
+    "openie": Step("openie", ("chunk",), "openie", openie_input, ask_openie, offline_openie, apply_openie),
+}

@@ -1,0 +1,191 @@
+"""Cost-aware best-first diffusion over a GraphArrays graph.
+
+Scores never compound along a path: a node reached at cumulative cost c from a seed
+of init weight w scores sim(node) * w / (1 + c). Best-first order therefore finalises
+each node at its best score, and the cost-sorted CSR rows make "cheapest k neighbours"
+a slice.
+"""
+from __future__ import annotations
+
+import heapq
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dgrag.kernels.graph_arrays import GraphArrays
+
+DEFAULT_QUOTAS: dict[int, int] = {1: 100, 2: 5, 3: 5, 4: 5}  # chunk, code, table, image
+
+Seeds = Mapping[int, float] | tuple[np.ndarray, np.ndarray]
+# Heap entry: (-score, node, cum_cost, parent, init_weight). Negated score makes heapq a
+# max-heap; the node idx second breaks score ties by ascending index.
+_Entry = tuple[float, int, float, int, float]
+
+
+@dataclass
+class DiffusionResult:
+    nodes: np.ndarray        # int64 collected node idx, final score descending
+    scores: np.ndarray       # float64 final score (evidence boost applied)
+    cost: np.ndarray         # float64 cumulative cost; inf for mandatory nodes never reached
+    parent: dict[int, int]   # finalised node -> predecessor, -1 for seeds
+    expansions: int
+    stop_reason: str         # "exhausted" | "max_expansions" | "time_budget" | "quotas_full"
+    visited: np.ndarray      # int64 finalised nodes in expansion order
+    node_score: dict[int, float] = field(default_factory=dict)  # finalised node -> score
+
+
+@dataclass
+class _State:
+    heap: list[_Entry]
+    best_queued: np.ndarray  # best score ever pushed per node
+    finalised: np.ndarray    # bool per node
+    score: dict[int, float]
+    cost: dict[int, float]
+    parent: dict[int, int]
+    visited: list[int]
+    collected: list[int]
+    counts: dict[int, int]
+
+
+def _seed_arrays(seeds: Seeds) -> tuple[np.ndarray, np.ndarray]:
+    if isinstance(seeds, Mapping):
+        idx = np.fromiter((int(k) for k in seeds.keys()), dtype=np.int64, count=len(seeds))
+        w = np.fromiter((float(v) for v in seeds.values()), dtype=np.float64, count=len(seeds))
+        return idx, w
+    idx, w = seeds
+    return np.asarray(idx, dtype=np.int64).ravel(), np.asarray(w, dtype=np.float64).ravel()
+
+
+def _push_seeds(st: _State, node_sim: np.ndarray, seeds: Seeds) -> None:
+    # Seeds are the caller's choice: they bypass min_enqueue_score and the frontier cap.
+    idx, w = _seed_arrays(seeds)
+    for s, iw in zip(idx.tolist(), w.tolist()):
+        score = float(node_sim[s]) * iw / (1.0 + 0.0)
+        if score > st.best_queued[s]:
+            st.best_queued[s] = score
+            heapq.heappush(st.heap, (-score, s, 0.0, -1, iw))
+
+
+def _relax(st: _State, ga: GraphArrays, node_sim: np.ndarray, u: int, cost_u: float,
+           init_w: float, limit: int, min_score: float, max_frontier: int) -> None:
+    lo = int(ga.indptr[u])
+    hi = min(int(ga.indptr[u + 1]), lo + limit)  # rows are cost-sorted: prefix = cheapest
+    if hi <= lo:
+        return
+    nbr = ga.indices[lo:hi]
+    c = cost_u + ga.cost[lo:hi].astype(np.float64)
+    sc = node_sim[nbr] * init_w / (1.0 + c)
+    # Vectorised filter first, so the Python loop only sees real candidates.
+    ok = (sc >= min_score) & ~st.finalised[nbr] & (sc > st.best_queued[nbr])
+    for v, cv, sv in zip(nbr[ok].tolist(), c[ok].tolist(), sc[ok].tolist()):
+        if len(st.heap) >= max_frontier:
+            return
+        if sv > st.best_queued[v]:  # a duplicate neighbour may have raised it meanwhile
+            st.best_queued[v] = sv
+            heapq.heappush(st.heap, (-sv, v, cv, u, init_w))
+
+
+def _quotas_full(counts: Mapping[int, int], quotas: Mapping[int, int]) -> bool:
+    return all(counts.get(t, 0) >= q for t, q in quotas.items())
+
+
+def _collect(st: _State, node: int, ntype: int, quotas: Mapping[int, int]) -> None:
+    if ntype in quotas and st.counts.get(ntype, 0) < quotas[ntype]:
+        st.counts[ntype] = st.counts.get(ntype, 0) + 1
+        st.collected.append(node)
+
+
+def _run(st: _State, ga: GraphArrays, node_sim: np.ndarray, quotas: Mapping[int, int],
+         max_expansions: int, limit: int, max_frontier: int, min_score: float,
+         time_budget_s: float, clock: Callable[[], float]) -> str:
+    """Best-first loop; returns the stop reason. The clock is read once per expansion."""
+    if _quotas_full(st.counts, quotas):
+        return "quotas_full"
+    start = clock()
+    while st.heap:
+        if len(st.visited) >= max_expansions:
+            return "max_expansions"
+        neg, u, cost_u, par, init_w = heapq.heappop(st.heap)
+        if st.finalised[u]:
+            continue  # stale entry: u was already finalised at a better score
+        if clock() - start > time_budget_s:
+            return "time_budget"
+        st.finalised[u] = True
+        st.score[u], st.cost[u], st.parent[u] = -neg, cost_u, par
+        st.visited.append(u)
+        _collect(st, u, int(ga.node_type[u]), quotas)
+        if _quotas_full(st.counts, quotas):
+            return "quotas_full"
+        _relax(st, ga, node_sim, u, cost_u, init_w, limit, min_score, max_frontier)
+    return "exhausted"
+
+
+def _finish(st: _State, node_sim: np.ndarray, mandatory: Sequence[int],
+            ga: GraphArrays, quotas: Mapping[int, int],
+            evidence: np.ndarray | None, evidence_weight: float
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    nodes = list(st.collected)
+    scores = [st.score[u] for u in nodes]
+    costs = [st.cost[u] for u in nodes]
+    seen = set(nodes)
+    for m in (int(x) for x in mandatory):
+        if m in seen:
+            continue
+        seen.add(m)
+        reached = m in st.score  # finalised but not collected (its quota was full)
+        nodes.append(m)
+        scores.append(st.score[m] if reached else float(node_sim[m]) * 1.0)
+        costs.append(st.cost[m] if reached else float("inf"))
+        _collect(st, m, int(ga.node_type[m]), quotas)  # counts only if there is room
+    n_arr = np.asarray(nodes, dtype=np.int64)
+    s_arr = np.asarray(scores, dtype=np.float64)
+    c_arr = np.asarray(costs, dtype=np.float64)
+    if evidence is not None and evidence_weight > 0 and n_arr.size:
+        # Graph evidence lifts a passage above a weaker dense hit.
+        s_arr = s_arr * (1.0 + evidence_weight * np.asarray(evidence, dtype=np.float64)[n_arr])
+    order = np.lexsort((n_arr, -s_arr))  # score desc, node idx asc on ties
+    return n_arr[order], s_arr[order], c_arr[order]
+
+
+def diffuse(ga: GraphArrays, node_sim: np.ndarray, seeds: Seeds,
+            mandatory: Sequence[int] = (), *,
+            quotas: Mapping[int, int] | None = None,
+            max_expansions: int = 12000, per_node_neighbor_limit: int = 96,
+            max_frontier_size: int = 20000, min_enqueue_score: float = 0.01,
+            time_budget_s: float = 2.0, clock: Callable[[], float] = time.perf_counter,
+            evidence_weight: float = 0.0, evidence: np.ndarray | None = None
+            ) -> DiffusionResult:
+    """Best-first diffusion from `seeds` collecting up to `quotas[node_type]` nodes per type.
+
+    `quotas` is keyed by node type code; types absent from it are traversed but never
+    collected. `mandatory` nodes are always in the result.
+    """
+    n = ga.n_nodes
+    sim = np.asarray(node_sim, dtype=np.float64).ravel()
+    if sim.shape[0] != n:
+        raise ValueError("node_sim must have one entry per node")
+    quotas = dict(DEFAULT_QUOTAS if quotas is None else quotas)
+    st = _State(heap=[], best_queued=np.full(n, -np.inf), finalised=np.zeros(n, dtype=bool),
+                score={}, cost={}, parent={}, visited=[], collected=[], counts={})
+    _push_seeds(st, sim, seeds)
+    reason = _run(st, ga, sim, quotas, max_expansions, per_node_neighbor_limit,
+                  max_frontier_size, min_enqueue_score, time_budget_s, clock)
+    nodes, scores, costs = _finish(st, sim, mandatory, ga, quotas, evidence, evidence_weight)
+    return DiffusionResult(nodes=nodes, scores=scores, cost=costs, parent=st.parent,
+                           expansions=len(st.visited), stop_reason=reason,
+                           visited=np.asarray(st.visited, dtype=np.int64),
+                           node_score=st.score)
+
+
+def path_to(result: DiffusionResult, node: int) -> list[int]:
+    """Seed-first path [seed, ..., node] along finalised parents; [] if node was never reached."""
+    node = int(node)
+    if node not in result.parent:
+        return []
+    path = [node]
+    while result.parent[path[-1]] != -1:
+        path.append(result.parent[path[-1]])
+    path.reverse()
+    return path

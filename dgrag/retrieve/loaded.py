@@ -1,0 +1,159 @@
+"""The index loaded for answering: graph arrays, vectors and facts, read once from the file.
+
+A `LoadedIndex` is immutable; `IndexHandle` holds the current one and swaps in a new one
+built aside after an indexing run, so a query sees the old graph or the new, never a mix.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..kernels.graph_arrays import EDGE_TYPE_CODES, NODE_TYPE_CODES, GraphArrays, build_graph_arrays
+from ..store import VECTOR_TYPES, Store
+
+
+@dataclass
+class LoadedIndex:
+    path: Path
+    meta: dict
+    rowids: np.ndarray            # graph index -> node rowid (ascending)
+    node_type: np.ndarray         # uint8 code per graph index
+    ga: GraphArrays
+    node_vec: np.ndarray          # float32 (n, d): each node's vector, zeros if none
+    has_vec: np.ndarray           # bool per node
+    type_rows: dict[str, np.ndarray]   # kind -> graph indices of nodes of that kind with a vector
+    fact_rowids: np.ndarray
+    fact_head: np.ndarray         # graph index of head entity
+    fact_tail: np.ndarray
+    fact_chunk: np.ndarray        # graph index of source chunk
+    fact_vec: np.ndarray
+    entity_by_name: dict[str, int]  # normalised name -> graph index
+    load_seconds: float = 0.0
+    _igraph: object = field(default=None, repr=False)
+    _csr: object = field(default=None, repr=False)
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.rowids.shape[0])
+
+    @property
+    def n_edges(self) -> int:
+        return int(self.ga.indices.shape[0] // 2)
+
+    def index_of(self, rowids: np.ndarray) -> np.ndarray:
+        """Graph indices of node rowids (-1 where absent)."""
+        rowids = np.asarray(rowids, dtype=np.int64)
+        pos = np.searchsorted(self.rowids, rowids)
+        pos = np.minimum(pos, max(self.n_nodes - 1, 0))
+        ok = (self.n_nodes > 0) & (self.rowids[pos] == rowids) if self.n_nodes else np.zeros(rowids.shape, bool)
+        return np.where(ok, pos, -1)
+
+    def adjacency(self):
+        """The weighted adjacency as a SciPy CSR matrix (built on first use, for PPR)."""
+        if self._csr is None:
+            from ..kernels.graph_arrays import to_scipy
+
+            self._csr = to_scipy(self.ga)
+        return self._csr
+
+    def igraph(self):
+        """An igraph Graph of the same edges (built on first use, for PPR comparisons)."""
+        if self._igraph is None:
+            import igraph as ig
+
+            rows = np.repeat(np.arange(self.n_nodes), np.diff(self.ga.indptr))
+            keep = rows < self.ga.indices
+            g = ig.Graph(n=self.n_nodes, edges=np.column_stack([rows[keep], self.ga.indices[keep]]).tolist(),
+                         directed=False)
+            g.es["weight"] = self.ga.weight[keep].astype(float).tolist()
+            self._igraph = g
+        return self._igraph
+
+
+def load_index(path: Path | str) -> LoadedIndex:
+    t0 = time.perf_counter()
+    with Store(path, readonly=True) as store:
+        meta = store.all_meta()
+        rowids, types = store.node_table()
+        node_type = np.array([NODE_TYPE_CODES[t] for t in types], dtype=np.uint8)
+        tmp = _Partial(rowids)
+        src, dst, etypes, weight = store.edge_table()
+        codes = np.array([EDGE_TYPE_CODES.get(t, EDGE_TYPE_CODES["other"]) for t in etypes], dtype=np.uint8)
+        s_idx, d_idx = tmp.index_of(src), tmp.index_of(dst)
+        ok = (s_idx >= 0) & (d_idx >= 0)
+        ga = build_graph_arrays(len(rowids), s_idx[ok], d_idx[ok], codes[ok], weight[ok], node_type)
+        dim = int(meta.get("embedding_dim") or 0)
+        node_vec = np.zeros((len(rowids), dim), dtype=np.float32)
+        has_vec = np.zeros(len(rowids), dtype=bool)
+        type_rows = {}
+        if dim:
+            for kind in VECTOR_TYPES:
+                if kind == "fact":
+                    continue
+                ids, mat = store.all_vectors(kind)
+                idx = tmp.index_of(ids)
+                good = idx >= 0
+                node_vec[idx[good]] = mat[good]
+                has_vec[idx[good]] = True
+                type_rows[kind] = np.sort(idx[good])
+        facts = np.array(store.all_facts(), dtype=np.int64).reshape(-1, 4)
+        fact_ids, fact_mat = store.all_vectors("fact") if dim else (np.zeros(0, np.int64), np.zeros((0, 0), np.float32))
+        order = {int(r): i for i, r in enumerate(fact_ids)}
+        sel = np.array([order.get(int(r), -1) for r in facts[:, 0]], dtype=np.int64)
+        keep = sel >= 0
+        facts, fact_vec = facts[keep], (fact_mat[sel[keep]] if fact_mat.size else np.zeros((0, dim), np.float32))
+        entity_by_name = {name: int(i) for (r, name), i in
+                          zip(store.entity_names(), tmp.index_of(np.array([r for r, _ in store.entity_names()],
+                                                                          dtype=np.int64))) if i >= 0 and name}
+    return LoadedIndex(
+        path=Path(path), meta=meta, rowids=rowids, node_type=node_type, ga=ga, node_vec=node_vec,
+        has_vec=has_vec, type_rows=type_rows, fact_rowids=facts[:, 0], fact_head=tmp.index_of(facts[:, 1]),
+        fact_tail=tmp.index_of(facts[:, 2]), fact_chunk=tmp.index_of(facts[:, 3]), fact_vec=fact_vec,
+        entity_by_name=entity_by_name, load_seconds=time.perf_counter() - t0)
+
+
+class _Partial:
+    """rowid -> graph index lookup before the LoadedIndex exists."""
+
+    def __init__(self, rowids: np.ndarray):
+        self.rowids = rowids
+
+    index_of = LoadedIndex.index_of
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.rowids.shape[0])
+
+
+class IndexHandle:
+    """The current LoadedIndex of one file; `reload()` builds the next one aside, then swaps."""
+
+    def __init__(self, path: Path | str):
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._current: LoadedIndex | None = None
+
+    def get(self) -> LoadedIndex:
+        current = self._current
+        if current is None:
+            with self._lock:
+                if self._current is None:
+                    self._current = load_index(self.path)
+                current = self._current
+        return current
+
+    def reload(self) -> LoadedIndex:
+        fresh = load_index(self.path)  # built aside: readers keep using the old one meanwhile
+        with self._lock:
+            self._current = fresh
+        return fresh
+
+    def switch(self, path: Path | str) -> LoadedIndex:
+        fresh = load_index(path)
+        with self._lock:
+            self.path, self._current = Path(path), fresh
+        return fresh

@@ -1,0 +1,148 @@
+"""Stage 3, three ways: cost-aware diffusion (default), HippoRAG-2 PPR, and dense only.
+
+Each takes the stage-2 routes and returns, per collectable node type, graph indices with
+scores (best first), plus a trace of what it did.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..config import RetrievalConfig
+from ..kernels.diffusion import diffuse, path_to
+from ..kernels.graph_arrays import EDGE_TYPE_CODES, NODE_TYPE_CODES
+from ..kernels.ppr import ppr_igraph, ppr_scipy
+from .loaded import LoadedIndex
+from .stages import Route, on_cosine_scale
+
+COLLECT = ("chunk", "code", "table", "image")
+
+
+@dataclass
+class Stage3:
+    ranked: dict[str, list[tuple[int, float]]]
+    trace: dict = field(default_factory=dict)
+
+
+def node_similarity(li: LoadedIndex, qv: np.ndarray, chunks: Route) -> np.ndarray:
+    """sim(node, q) for every node: cosine, with the reranked chunks on the cosine scale."""
+    sim = np.clip(li.node_vec @ qv, 0.0, None).astype(np.float64)
+    if chunks.ids.size:
+        sim[chunks.ids] = on_cosine_scale(chunks)
+    return sim
+
+
+def fact_evidence(li: LoadedIndex, facts: Route, exact: list[int]) -> np.ndarray:
+    """Graph evidence per node: the reranked facts point at their source chunk and, through
+    their entities, at every chunk mentioning those entities (shared by 1/degree, so a
+    specific entity counts more than a ubiquitous one). Normalised to [0, 1]."""
+    ev = np.zeros(li.n_nodes)
+    if facts.ids.size:
+        s = facts.score - facts.score.min()
+        s = s / s.max() if s.max() > 0 else np.ones_like(s)
+        np.add.at(ev, li.fact_chunk[facts.ids], s)
+        ents = np.concatenate([li.fact_head[facts.ids], li.fact_tail[facts.ids]])
+        _spread_from_entities(li, ev, ents, np.concatenate([s, s]) * 0.5)
+    if exact:
+        _spread_from_entities(li, ev, np.asarray(exact), np.ones(len(exact)))
+    ev[li.node_type != NODE_TYPE_CODES["chunk"]] = 0.0
+    return ev / ev.max() if ev.max() > 0 else ev
+
+
+def _spread_from_entities(li: LoadedIndex, ev: np.ndarray, ents: np.ndarray, weights: np.ndarray) -> None:
+    ga, passage = li.ga, EDGE_TYPE_CODES["passage"]
+    for e, w in zip(ents.tolist(), weights.tolist()):
+        if e < 0:
+            continue
+        lo, hi = ga.indptr[e], ga.indptr[e + 1]
+        nbr = ga.indices[lo:hi][ga.etype[lo:hi] == passage]
+        if nbr.size:
+            ev[nbr] += w / nbr.size
+
+
+def seeds_for(li: LoadedIndex, cfg: RetrievalConfig, facts: Route, files: Route, exact: list[int]) -> dict[int, float]:
+    seeds: dict[int, float] = {}
+    top = facts.ids[:cfg.fact_seed_k]
+    for e in np.concatenate([li.fact_head[top], li.fact_tail[top]]).tolist() + list(exact):
+        if e >= 0:
+            seeds[e] = max(seeds.get(e, 0.0), cfg.fact_init_weight)
+    for f in files.ids[:cfg.file_seed_k].tolist():
+        seeds[f] = max(seeds.get(f, 0.0), cfg.file_init_weight)
+    return seeds
+
+
+def run_diffusion(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact: list[int]) -> Stage3:
+    facts, files, chunks = routes["fact"], routes["file"], routes["chunk"]
+    sim = node_similarity(li, qv, chunks)
+    seeds = seeds_for(li, cfg, facts, files, exact)
+    mandatory = list(dict.fromkeys(li.fact_chunk[facts.ids[:cfg.fact_seed_k]].tolist() + chunks.ids.tolist()))
+    mandatory = [m for m in mandatory if m >= 0]
+    for m in mandatory:  # mandatory chunks also spread to their code / tables / images
+        seeds[m] = max(seeds.get(m, 0.0), cfg.chunk_init_weight)
+    quotas = {NODE_TYPE_CODES["chunk"]: cfg.spread_chunk_k, NODE_TYPE_CODES["code"]: cfg.spread_code_k,
+              NODE_TYPE_CODES["table"]: cfg.spread_table_k, NODE_TYPE_CODES["image"]: cfg.spread_image_k}
+    ev = fact_evidence(li, facts, exact) if cfg.spread_evidence_weight > 0 else None
+    res = diffuse(li.ga, sim, seeds, mandatory, quotas=quotas, max_expansions=cfg.spread_max_expansions,
+                  per_node_neighbor_limit=cfg.spread_per_node_neighbor_limit,
+                  max_frontier_size=cfg.spread_max_frontier_size, min_enqueue_score=cfg.spread_min_enqueue_score,
+                  time_budget_s=cfg.spread_time_budget_s, evidence_weight=cfg.spread_evidence_weight, evidence=ev)
+    ranked = _by_type(li, res.nodes, res.scores)
+    trace = {"seeds": sorted(seeds.items(), key=lambda kv: -kv[1])[:60], "mandatory": mandatory[:60],
+             "expansions": res.expansions, "stop_reason": res.stop_reason,
+             "visited": res.visited[:400].tolist(),
+             "edges": [(int(res.parent[v]), int(v)) for v in res.visited[:400].tolist() if res.parent.get(v, -1) >= 0],
+             "paths": {int(n): path_to(res, int(n)) for n in res.nodes[:30].tolist()}}
+    return Stage3(ranked, trace)
+
+
+def run_ppr(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact: list[int], engine: str = "scipy") -> Stage3:
+    """HippoRAG 2: entity seeds from the top facts, passages at weight 0.05 of their dense score."""
+    facts, chunks = routes["fact"], routes["chunk"]
+    reset = np.zeros(li.n_nodes)
+    top = facts.ids[:cfg.fact_seed_k]
+    if top.size:
+        s = facts.score[:cfg.fact_seed_k]
+        s = (s - s.min()) / (s.max() - s.min()) if s.max() > s.min() else np.ones_like(s)
+        for ents in (li.fact_head[top], li.fact_tail[top]):
+            for e, w in zip(ents.tolist(), s.tolist()):
+                if e >= 0:
+                    reset[e] = max(reset[e], w / max(1, _passage_degree(li, e)))
+    for e in exact:
+        reset[e] = max(reset[e], 1.0 / max(1, _passage_degree(li, e)))
+    dense = np.clip(li.node_vec @ qv, 0.0, None)
+    rows = li.type_rows.get("chunk", np.zeros(0, np.int64))
+    if rows.size:
+        d = dense[rows]
+        d = (d - d.min()) / (d.max() - d.min()) if d.max() > d.min() else np.ones_like(d)
+        reset[rows] += d * cfg.ppr_passage_weight
+    if engine == "igraph":
+        scores = ppr_igraph(li.igraph(), reset, damping=cfg.ppr_damping)
+    else:
+        scores = ppr_scipy(li.adjacency(), reset, damping=cfg.ppr_damping)
+    cand = np.flatnonzero(scores > 0)
+    order = cand[np.argsort(-scores[cand], kind="stable")]
+    return Stage3(_by_type(li, order, scores[order]), {"reset_nodes": int((reset > 0).sum())})
+
+
+def _passage_degree(li: LoadedIndex, e: int) -> int:
+    lo, hi = li.ga.indptr[e], li.ga.indptr[e + 1]
+    return int((li.ga.etype[lo:hi] == EDGE_TYPE_CODES["passage"]).sum())
+
+
+def run_dense(li, cfg: RetrievalConfig, routes: dict[str, Route]) -> Stage3:
+    ranked = {}
+    for kind in COLLECT:
+        r = routes.get(kind)
+        ranked[kind] = [] if r is None else list(zip(r.ids.tolist(), r.score.tolist()))
+    return Stage3(ranked, {})
+
+
+def _by_type(li: LoadedIndex, nodes: np.ndarray, scores: np.ndarray) -> dict[str, list[tuple[int, float]]]:
+    out: dict[str, list[tuple[int, float]]] = {k: [] for k in COLLECT}
+    codes = {NODE_TYPE_CODES[k]: k for k in COLLECT}
+    for n, s in zip(nodes.tolist(), scores.tolist()):
+        kind = codes.get(int(li.node_type[n]))
+        if kind is not None:
+            out[kind].append((int(n), float(s)))
+    return out

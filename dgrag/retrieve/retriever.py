@@ -1,0 +1,141 @@
+"""The 4-stage retrieval: recall, rerank, diffusion (or PPR / dense), final quotas + context."""
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, Mapping
+
+import numpy as np
+
+from ..config import RetrievalConfig, Settings
+from ..enrich.extractive import embed_text
+from ..store import Store
+from .context import build_items, merge_context
+from .loaded import IndexHandle, LoadedIndex
+from .methods import COLLECT, Stage3, run_dense, run_diffusion, run_ppr
+from .stages import Route, match_entities, recall_facts, recall_nodes, rerank
+
+
+class Retriever:
+    """Answers retrieval requests against one index file; thread-safe."""
+
+    def __init__(self, settings: Settings, handle: IndexHandle | None = None, embedder=None, reranker=None):
+        from ..backends.embedders import make_embedder
+        from ..backends.rerankers import make_reranker
+
+        self.settings = settings
+        self.handle = handle or IndexHandle(settings.db_path)
+        self.embedder = embedder or make_embedder(settings)
+        self.reranker = reranker or make_reranker(settings)
+        self._local = threading.local()
+
+    def _store(self) -> Store:
+        """One read-only connection per thread (SQLite connections are not shared)."""
+        st = getattr(self._local, "store", None)
+        if st is None or st.path != self.handle.path:
+            st = self._local.store = Store(self.handle.path, readonly=True)
+        return st
+
+    def retrieve(self, query: str, overrides: Mapping[str, Any] | None = None) -> dict:
+        cfg = self.settings.retrieval.merged(overrides)
+        li = self.handle.get()  # one snapshot for the whole request
+        timing: dict[str, float] = {}
+        t0 = time.perf_counter()
+        qv = self.embedder.embed_queries([query])[0].astype(np.float32)
+        routes = self._recall(li, qv, cfg)
+        exact = match_entities(li, query)
+        timing["stage1_embedding"] = time.perf_counter() - t0
+        t = time.perf_counter()
+        routes = self._rerank(li, query, routes, cfg)
+        timing["stage2_rerank"] = time.perf_counter() - t
+        t = time.perf_counter()
+        stage3 = self._stage3(li, cfg, qv, routes, exact)
+        timing["stage3_spread"] = time.perf_counter() - t
+        t = time.perf_counter()
+        finals = self._final(li, query, stage3, cfg)
+        timing["stage4_final_rerank"] = time.perf_counter() - t
+        t = time.perf_counter()
+        items = build_items(self._store(), li, finals, stage3.trace.get("paths", {}))
+        context = merge_context(items, self.settings)
+        timing["stage4_merge"] = time.perf_counter() - t
+        timing["rag_total"] = time.perf_counter() - t0
+        out = {"query": query, "method": cfg.method, **items, "context": context,
+               "timing": {k: round(v, 4) for k, v in timing.items()}}
+        if cfg.verbose:
+            out["trace"] = self._trace(li, routes, exact, stage3)
+        return out
+
+    # ---- stages ------------------------------------------------------------------------
+    def _recall(self, li: LoadedIndex, qv: np.ndarray, cfg: RetrievalConfig) -> dict[str, Route]:
+        routes = {"fact": recall_facts(li, qv, cfg.fact_candidate_k),
+                  "file": recall_nodes(li, qv, "file", cfg.file_candidate_k),
+                  "chunk": recall_nodes(li, qv, "chunk", cfg.chunk_candidate_k)}
+        if cfg.method == "dense":  # no graph to reach code / tables / images: recall them directly
+            for kind, k in (("code", cfg.spread_code_k), ("table", cfg.spread_table_k), ("image", cfg.spread_image_k)):
+                routes[kind] = recall_nodes(li, qv, kind, k * 4)
+        return routes
+
+    def _rerank(self, li: LoadedIndex, query: str, routes: dict[str, Route], cfg: RetrievalConfig) -> dict[str, Route]:
+        store = self._store()
+        out = {}
+        top_k = {"fact": cfg.fact_top_k, "file": cfg.file_top_k, "chunk": cfg.chunk_top_k}
+        for kind, route in routes.items():
+            if kind == "fact":
+                texts = [f["text"] for f in store.facts_by_rowids(li.fact_rowids[route.ids].tolist())]
+                if len(texts) != route.ids.size:  # the file changed under the snapshot: keep cosine order
+                    out[kind] = route.top(top_k[kind])
+                    continue
+            else:
+                nodes = {n["rowid"]: n for n in store.nodes_by_rowids(li.rowids[route.ids].tolist())}
+                texts = [embed_text(nodes[r], 1000) if r in nodes else "" for r in li.rowids[route.ids].tolist()]
+            out[kind] = rerank(route, query, texts, self.reranker, top_k.get(kind, route.ids.size))
+        return out
+
+    def _stage3(self, li, cfg, qv, routes, exact) -> Stage3:
+        if cfg.method == "dense":
+            return run_dense(li, cfg, routes)
+        if cfg.method == "ppr":
+            return run_ppr(li, cfg, qv, routes, exact)
+        return run_diffusion(li, cfg, qv, routes, exact)
+
+    def _final(self, li, query: str, stage3: Stage3, cfg: RetrievalConfig) -> dict[str, list[tuple[int, float]]]:
+        quotas = {"chunk": cfg.final_chunk_k, "code": cfg.final_code_k, "table": cfg.final_table_k,
+                  "image": cfg.final_image_k}
+        finals = {}
+        for kind in COLLECT:
+            ranked = stage3.ranked.get(kind, [])
+            if cfg.final_rerank_backend == "cross-encoder" and ranked:
+                ranked = self._cross_rerank(li, query, ranked[:max(quotas[kind] * 3, 20)])
+            finals[kind] = ranked[:quotas[kind]]
+        return finals
+
+    def _cross_rerank(self, li, query, ranked):
+        from ..backends.rerankers import make_reranker
+
+        rr = make_reranker(self.settings, "cross-encoder")
+        nodes = {n["rowid"]: n for n in self._store().nodes_by_rowids(li.rowids[[i for i, _ in ranked]].tolist())}
+        texts = [embed_text(nodes.get(int(li.rowids[i]), {"type": "x", "text": ""}), 1000) for i, _ in ranked]
+        scores = rr.score(query, texts, np.array([s for _, s in ranked]))
+        order = np.argsort(-scores, kind="stable")
+        return [(ranked[i][0], float(scores[i])) for i in order]
+
+    def _trace(self, li: LoadedIndex, routes, exact, stage3: Stage3) -> dict:
+        def ids(idx):
+            return [str(x) for x in li.rowids[np.asarray(idx, dtype=np.int64)].tolist()] if len(idx) else []
+
+        trace = {"routes": {k: {"rowids": ids(r.ids[:30]) if k != "fact" else li.fact_rowids[r.ids[:30]].tolist(),
+                                "cosine": np.round(r.cosine[:30], 4).tolist(),
+                                "score": np.round(r.score[:30], 4).tolist()} for k, r in routes.items()},
+                 "exact_entities": ids(exact)}
+        st = dict(stage3.trace)
+        for key in ("visited", "mandatory"):
+            if key in st:
+                st[key] = ids(st[key])
+        if "seeds" in st:
+            st["seeds"] = [(str(li.rowids[n]), w) for n, w in st["seeds"]]
+        if "edges" in st:
+            st["edges"] = [(str(li.rowids[a]), str(li.rowids[b])) for a, b in st["edges"]]
+        if "paths" in st:
+            st["paths"] = {str(li.rowids[n]): ids(p) for n, p in st["paths"].items()}
+        trace["stage3"] = st
+        return trace

@@ -1,0 +1,97 @@
+"""Stages 1 and 2: multi-route vector recall, exact entity match, rerank."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..enrich.heuristic_openie import normalize_entity
+from ..kernels.knn import topk
+from .loaded import LoadedIndex
+
+_TERM = re.compile(r"@?[A-Za-z_][\w.\-]*(?:\(\))?|[\u3400-\u9fff\uf900-\ufaff]+")
+
+
+@dataclass
+class Route:
+    """One recall route: graph indices (or fact positions), cosine, then rerank score."""
+    kind: str
+    ids: np.ndarray
+    cosine: np.ndarray
+    score: np.ndarray = field(default=None)  # after stage 2; defaults to cosine
+
+    def __post_init__(self):
+        if self.score is None:
+            self.score = self.cosine.astype(np.float64)
+
+    def top(self, k: int) -> "Route":
+        order = np.argsort(-self.score, kind="stable")[:k]
+        return Route(self.kind, self.ids[order], self.cosine[order], self.score[order])
+
+
+def recall_nodes(li: LoadedIndex, qv: np.ndarray, kind: str, k: int) -> Route:
+    rows = li.type_rows.get(kind, np.zeros(0, np.int64))
+    if rows.size == 0 or k <= 0:
+        return Route(kind, np.zeros(0, np.int64), np.zeros(0, np.float32))
+    sims = li.node_vec[rows] @ qv
+    pos, vals = topk(sims, k)
+    return Route(kind, rows[pos], vals)
+
+
+def recall_facts(li: LoadedIndex, qv: np.ndarray, k: int) -> Route:
+    if li.fact_vec.shape[0] == 0 or k <= 0:
+        return Route("fact", np.zeros(0, np.int64), np.zeros(0, np.float32))
+    pos, vals = topk(li.fact_vec @ qv, k)
+    return Route("fact", pos.astype(np.int64), vals)
+
+
+def query_terms(query: str) -> list[str]:
+    """Candidate entity names in a question: identifiers, decorators, API names, word
+    n-grams (1-4), and CJK substrings (2-12 characters)."""
+    terms: list[str] = []
+    tokens = _TERM.findall(query)
+    for i, tok in enumerate(tokens):
+        if re.match(r"[\u3400-\u9fff]", tok):
+            n = len(tok)
+            terms += [tok[a:b] for a in range(n) for b in range(a + 2, min(n, a + 12) + 1)]
+            continue
+        for j in range(i + 1, min(len(tokens), i + 4) + 1):
+            terms.append(" ".join(tokens[i:j]))
+        if tok.endswith("()"):
+            terms.append(tok[:-2])
+    return terms
+
+
+def match_entities(li: LoadedIndex, query: str, limit: int = 20) -> list[int]:
+    """NodeRAG's accurate search: entity nodes whose normalised name is a term of the query.
+    Longer names first (more specific); single letters and stop-length names are ignored."""
+    found: dict[int, int] = {}
+    for term in query_terms(query):
+        norm = normalize_entity(term)
+        if len(norm) < 2 or (norm.isascii() and len(norm) < 3):
+            continue
+        idx = li.entity_by_name.get(norm)
+        if idx is not None:
+            found[idx] = max(found.get(idx, 0), len(norm))
+    return [i for i, _ in sorted(found.items(), key=lambda kv: (-kv[1], kv[0]))][:limit]
+
+
+def rerank(route: Route, query: str, texts: list[str], reranker, k: int) -> Route:
+    """Stage 2: rescore the route's candidates and keep the top k."""
+    if route.ids.size == 0:
+        return route
+    scores = reranker.score(query, texts, route.cosine)
+    return Route(route.kind, route.ids, route.cosine, np.asarray(scores, dtype=np.float64)).top(k)
+
+
+def on_cosine_scale(route: Route) -> np.ndarray:
+    """Map rerank scores onto the route's cosine range, so reranked candidates and nodes
+    reached through the graph (scored by cosine) compare on one scale."""
+    if route.ids.size == 0:
+        return np.zeros(0)
+    lo, hi = float(route.cosine.min()), float(route.cosine.max())
+    s = route.score
+    span = float(s.max() - s.min())
+    unit = (s - s.min()) / span if span > 0 else np.ones_like(s)
+    return lo + (hi - lo) * unit

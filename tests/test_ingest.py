@@ -1,0 +1,178 @@
+"""Structural ingest of the fixture excerpt: nodes, edges, images, vectors, incremental runs."""
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+
+import pytest
+
+from dgrag.ingest.pipeline import index_folder
+from dgrag.store import Store
+
+TYPES = ("file", "chunk", "code", "table", "image")
+
+
+def test_excerpt_builds_every_node_type_with_a_vector(fixture_index):
+    settings, report = fixture_index
+    with Store(settings.db_path, readonly=True) as st:
+        stats = st.stats()
+        assert st.integrity_check() == "ok"
+    assert stats["nodes"]["file"] == 11
+    for t in TYPES:
+        assert stats["nodes"][t] > 0, t
+        assert stats["vectors"][t] == stats["nodes"][t], t
+    assert stats["edges"]["contains"] > stats["nodes"]["chunk"]
+    assert stats["edges"]["jump"] > 0
+    assert 0 < report.embedded <= sum(stats["nodes"][t] for t in TYPES)
+
+
+def test_breadcrumbs_lines_urls_and_language(fixture_index):
+    settings, _ = fixture_index
+    store = Store(settings.db_path, readonly=True)
+    rows = store.con.execute(
+        "SELECT id, breadcrumb, line_start, line_end, source_url, language, source_path FROM nodes "
+        "WHERE type='code' AND source_path='zh-cn/application-dev/quick-start/start-with-ace-tools.md' "
+        "ORDER BY line_start").fetchall()
+    nid, crumb, start, end, url, lang, path = rows[0]
+    assert nid.startswith("code-")
+    assert crumb == "ACE Tools快速指南 / 使用说明 / 环境准备"
+    assert lang == "zh"
+    assert url == f"https://github.com/arkui-x/docs/blob/master/{path}#L{start}"
+    lines = (settings.docs_root / path).read_text(encoding="utf-8").splitlines()
+    assert lines[start - 1].lstrip().startswith("```")  # the range starts at the opening fence
+    en = store.con.execute("SELECT DISTINCT language FROM nodes WHERE source_path LIKE 'en/%'").fetchall()
+    assert en == [("en",)]
+
+
+def test_code_table_image_nodes_hang_under_their_chunk(fixture_index):
+    store = Store(fixture_index[0].db_path, readonly=True)
+    q = ("SELECT p.type, c.type, count(*) FROM edges e JOIN nodes p ON p.rowid=e.src "
+         "JOIN nodes c ON c.rowid=e.dst WHERE e.type='contains' GROUP BY 1, 2")
+    pairs = {(a, b) for a, b, _ in store.con.execute(q)}
+    assert pairs == {("file", "chunk"), ("chunk", "chunk"), ("chunk", "code"), ("chunk", "table"),
+                     ("chunk", "image")}
+    code = store.con.execute("SELECT meta, summary FROM nodes WHERE type='code' LIMIT 1").fetchone()
+    meta = json.loads(code[0])
+    assert "…" in meta["context"] and code[1]  # ±context_lines around the block, and a summary
+    # the chunk's filter text has no code and no image markup
+    filt = [json.loads(m)["filter"] for (m,) in store.con.execute("SELECT meta FROM nodes WHERE type='chunk'")]
+    assert not any("```" in f or "![" in f for f in filt)
+
+
+def test_images_resolved_merged_and_problems_reported(fixture_index):
+    settings, report = fixture_index
+    store = Store(settings.db_path, readonly=True)
+    problems = "\n".join(report.problems)
+    assert "missing image: en/application-dev/quick-start/figures/does-not-exist.png" in problems
+    assert "https://example.com/logo.png" in problems  # reported, never fetched
+    assert "broken link: no-such-page.md" in problems
+    # en/zh copies of the same figure, and the scaled-down copy, merge into one node each
+    assert report.images_merged >= 5
+    figures = settings.docs_root / "en/application-dev/quick-start/figures"
+    shas = [hashlib.sha256((figures / f).read_bytes()).hexdigest() for f in ("newPage.png", "newPage-small.png")]
+    reps = {store.image_representative(s) for s in shas}
+    assert reps == {shas[0]}  # the scaled-down copy now points at the full-size one
+    row = store.con.execute("SELECT rowid, meta FROM nodes WHERE type='image' AND content_hash=?",
+                            (shas[0],)).fetchall()
+    assert len(row) == 1
+    meta = json.loads(row[0][1])
+    assert (meta["width"], meta["height"]) == (661, 546)  # the highest resolution is kept
+    parents = store.con.execute(
+        "SELECT count(DISTINCT src) FROM edges WHERE dst=? AND type='contains'", (row[0][0],)).fetchone()[0]
+    assert parents >= 3  # en page, zh page, gallery (twice: small copy + Windows path)
+    data, fmt = store.image_bytes(meta["sha"])
+    assert data[:4] == b"\x89PNG" and fmt == "png"
+
+
+def test_second_run_embeds_nothing_and_edit_reembeds_only_that_page(indexed, fixture_index, embedder):
+    settings, first = indexed, fixture_index[1]
+    store = Store(settings.db_path)
+    before = store.stats()
+    again = index_folder(settings, store, embedder)
+    assert again.embedded == 0 and again.files_indexed == 0 and again.files_unchanged == 11
+    after = store.stats()
+    assert {k: after[k] for k in ("nodes", "edges", "vectors")} == {k: before[k] for k in ("nodes", "edges", "vectors")}
+
+    page = settings.docs_root / "en/application-dev/quick-start/start-overview.md"
+    text = page.read_text(encoding="utf-8")
+    page.write_text(text.replace("## Development Tools", "## Development Tools\n\nA new sentence about ACE Tools."),
+                    encoding="utf-8")
+    edited = index_folder(settings, store, embedder)
+    assert edited.files_indexed == 1
+    assert 0 < edited.embedded <= 3  # the changed section and the page's file node
+    assert edited.embedded < first.embedded / 20
+
+
+def test_deleted_page_loses_its_nodes_edges_and_vectors(indexed, embedder):
+    settings = indexed
+    store = Store(settings.db_path)
+    path = "en/application-dev/reference/arkui-ts/ts-universal-events-touch.md"
+    rowids = [r for (r,) in store.con.execute("SELECT rowid FROM nodes WHERE source_path=?", (path,))]
+    assert rowids
+    (settings.docs_root / path).unlink()
+    report = index_folder(settings, store, embedder)
+    assert report.files_deleted == 1
+    marks = ",".join("?" * len(rowids))
+    assert store.con.execute(f"SELECT count(*) FROM nodes WHERE rowid IN ({marks})", rowids).fetchone()[0] == 0
+    assert store.con.execute(
+        f"SELECT count(*) FROM edges WHERE src IN ({marks}) OR dst IN ({marks})", rowids + rowids).fetchone()[0] == 0
+    stats = store.stats()
+    for t in TYPES:
+        assert stats["vectors"][t] == stats["nodes"][t]
+    assert store.integrity_check() == "ok"
+
+
+def test_interrupted_embedding_resumes(settings, store, embedder):
+    class Flaky:
+        model_id, dim = embedder.model_id, embedder.dim
+
+        def __init__(self):
+            self.calls = 0
+
+        def embed_passages(self, texts):
+            self.calls += 1
+            if self.calls == 3:
+                raise KeyboardInterrupt
+            return embedder.embed_passages(texts)
+
+    with pytest.raises(KeyboardInterrupt):
+        index_folder(settings, store, Flaky())
+    kept = sum(store.stats()["vectors"].values())
+    assert kept > 0
+    resumed = index_folder(settings, store, embedder)
+    assert resumed.files_indexed == 0  # pages were committed before the interruption
+    stats = store.stats()
+    for t in TYPES:
+        assert stats["vectors"][t] == stats["nodes"][t]
+    assert 0 < resumed.embedded <= sum(stats["nodes"].values()) - kept
+
+
+def test_another_process_reads_the_file_while_open(fixture_index):
+    settings, _ = fixture_index
+    code = (
+        "import sys, json; from dgrag.store import Store; import numpy as np\n"
+        "st = Store(sys.argv[1], readonly=True)\n"
+        "ids, mat = st.all_vectors('chunk')\n"
+        "hits = st.knn('chunk', mat[0], 3)\n"
+        "print(json.dumps({'n': len(ids), 'top': hits[0][0] == int(ids[0])}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(settings.db_path)], capture_output=True, text=True,
+                         check=True)
+    res = json.loads(out.stdout)
+    assert res["n"] > 10 and res["top"] is True
+
+
+def test_bad_pages_are_skipped_with_a_reason(indexed, embedder):
+    settings = indexed
+    store = Store(settings.db_path)
+    root = settings.docs_root
+    (root / "binary.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00binary")
+    (root / "gbk.md").write_bytes("# 标题\n\n中文内容，GBK 编码。\n".encode("gbk"))
+    (root / "bom.md").write_bytes("\ufeff# BOM page\r\n\r\nText with CRLF.\r\n".encode("utf-8"))
+    report = index_folder(settings, store, embedder)
+    assert [p for p, _ in report.skipped] == ["binary.md"]
+    assert "binary" in report.skipped[0][1]
+    titles = dict(store.con.execute("SELECT source_path, text FROM nodes WHERE type='file'").fetchall())
+    assert titles["gbk.md"] == "标题" and titles["bom.md"] == "BOM page"

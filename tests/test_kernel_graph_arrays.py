@@ -1,0 +1,87 @@
+import numpy as np
+import pytest
+from scipy.sparse import csr_matrix
+
+from dgrag.kernels.graph_arrays import (EDGE_TYPE_CODES as E, NODE_TYPE_CODES as N, GraphArrays,
+                                        build_graph_arrays, edge_cost, to_scipy)
+
+
+def test_codes():
+    assert N == {"file": 0, "chunk": 1, "code": 2, "table": 3, "image": 4, "entity": 5}
+    assert E == {"contains": 0, "jump": 1, "passage": 2, "semantic": 3, "synonymy": 4, "other": 5}
+
+
+def test_edge_cost_formulas():
+    et = np.array([E["synonymy"], E["synonymy"], E["semantic"], E["semantic"], E["passage"],
+                   E["contains"], E["jump"], E["other"]], dtype=np.uint8)
+    w = np.array([0.7, 1.5, 0.25, 0.01, 0.9, 1.0, 1.0, 3.0], dtype=np.float32)
+    c = edge_cost(et, w)
+    assert c.dtype == np.float32
+    np.testing.assert_allclose(c, [0.3, 0.01, 2.0, 5.0, 0.2, 0.3, 0.5, 0.5], rtol=1e-6)
+
+
+def _small() -> GraphArrays:
+    # 0 -- 1 semantic (cost 1.0), 0 -- 2 passage (0.2), 0 -- 3 synonymy w .95 (0.05),
+    # 1 -- 2 contains (0.3), a self-loop on 3, and a parallel jump edge 0 -- 2 (0.5).
+    src = [0, 0, 0, 1, 3, 2]
+    dst = [1, 2, 3, 2, 3, 0]
+    et = [E["semantic"], E["passage"], E["synonymy"], E["contains"], E["jump"], E["jump"]]
+    w = [0.5, 1.0, 0.95, 1.0, 1.0, 2.0]
+    nt = [N["entity"], N["chunk"], N["chunk"], N["entity"]]
+    return build_graph_arrays(4, src, dst, et, w, nt)
+
+
+def test_build_layout_and_dtypes():
+    ga = _small()
+    assert ga.indptr.dtype == np.int64 and ga.indices.dtype == np.int64
+    assert ga.cost.dtype == np.float32 and ga.weight.dtype == np.float32
+    assert ga.etype.dtype == np.uint8 and ga.node_type.dtype == np.uint8
+    assert ga.n_nodes == 4
+    assert ga.indptr.tolist() == [0, 3, 5, 7, 8]
+    # Row 0 cheapest first: 3 (0.05), 2 (0.2, the passage edge wins over the parallel jump), 1 (1.0)
+    assert ga.indices[0:3].tolist() == [3, 2, 1]
+    np.testing.assert_allclose(ga.cost[0:3], [0.05, 0.2, 1.0], rtol=1e-6)
+    assert ga.etype[0:3].tolist() == [E["synonymy"], E["passage"], E["semantic"]]
+    assert ga.indices[3:5].tolist() == [2, 0]   # row 1: contains 0.3, semantic 1.0
+    assert ga.indices[5:7].tolist() == [0, 1]   # row 2: passage 0.2, contains 0.3
+    assert ga.indices[7:8].tolist() == [0]      # row 3: self-loop dropped
+    for r in range(4):
+        row = ga.cost[ga.indptr[r]:ga.indptr[r + 1]]
+        assert np.all(np.diff(row) >= 0)
+
+
+def test_symmetric_entries():
+    ga = _small()
+    entries = {}
+    for r in range(ga.n_nodes):
+        for k in range(ga.indptr[r], ga.indptr[r + 1]):
+            entries[(r, int(ga.indices[k]))] = (float(ga.cost[k]), float(ga.weight[k]), int(ga.etype[k]))
+    for (a, b), v in entries.items():
+        assert entries[(b, a)] == v
+
+
+def test_ties_broken_by_neighbour_index():
+    ga = build_graph_arrays(4, [0, 0, 0], [3, 1, 2], [E["passage"]] * 3, [1, 1, 1], [0, 1, 1, 1])
+    assert ga.indices[ga.indptr[0]:ga.indptr[1]].tolist() == [1, 2, 3]
+
+
+def test_empty_graph_and_bad_input():
+    ga = build_graph_arrays(3, [], [], [], [], [1, 1, 1])
+    assert ga.indptr.tolist() == [0, 0, 0, 0] and ga.n_entries == 0
+    with pytest.raises(ValueError):
+        build_graph_arrays(2, [0], [2], [0], [1.0], [1, 1])
+    with pytest.raises(ValueError):
+        build_graph_arrays(2, [0], [1], [0], [1.0], [1])
+
+
+def test_to_scipy_weights_symmetric_and_does_not_touch_ga():
+    ga = _small()
+    before = ga.indices.copy()
+    m = to_scipy(ga)
+    assert isinstance(m, csr_matrix) and m.shape == (4, 4)
+    d = m.toarray()
+    np.testing.assert_allclose(d, d.T)
+    assert d[0, 2] == pytest.approx(1.0) and d[0, 1] == pytest.approx(0.5)
+    assert d[0, 3] == pytest.approx(0.95) and d[1, 2] == pytest.approx(1.0)
+    assert d[3, 3] == 0.0
+    assert np.array_equal(ga.indices, before)
