@@ -125,6 +125,8 @@ _EXTRA_COMMANDS: list = []
 
 
 def main(argv: list[str] | None = None) -> int:
+    from . import cli_more  # noqa: F401 - registers the other commands
+
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)

@@ -52,10 +52,8 @@ _WS = re.compile(r"\s+")
 # full-width punctuation kept as is in working text (descriptions stay natural Chinese)
 _KEEP_FULLWIDTH = set("，：；（）！？【】")
 
-_EDGE_PUNCT = (
-    " \t\r\n'\"`“”‘’「」『』《》〈〉<>,.;:!?，。；：！？、…·*_~|=+—–-#/\\"
-    "（）()[]{}【】"
-)
+# stripped from both ends of an entity name; brackets are handled by balance (C++ and C# keep theirs)
+_EDGE_PUNCT = " \t\r\n'\"`“”‘’「」『』《》〈〉【】,.;:!?，。；：！？、…·*~|=—–-/\\"
 _BRACKETS = {"(": ")", "[": "]", "{": "}", "<": ">"}
 
 
@@ -78,8 +76,7 @@ def normalize_entity(name: str) -> str:
         prev = s
         if s.endswith("()") and len(s) > 2:
             s = s[:-2]
-        s = s.strip(_EDGE_PUNCT.replace("()", "").replace("[]", "").replace("{}", "")
-                    .replace("<>", "").replace("（）", "").replace("【】", ""))
+        s = s.strip(_EDGE_PUNCT)
         # enclosing or unbalanced brackets
         if len(s) >= 2 and s[0] in _BRACKETS and s[-1] == _BRACKETS[s[0]] and _balanced(s[1:-1]):
             s = s[1:-1]
@@ -134,7 +131,7 @@ let make makes made set sets add adds added call calls called run runs ok okay p
 description descriptions details detail overview introduction summary reference references
 parameter parameters param params value values type types name names return returns returned
 error errors code codes message messages result results data info information
-method methods function functions api apis interface interfaces property properties attribute
+method methods function functions interface interfaces property properties attribute
 attributes event events object objects class classes
 kb mb gb tb ms px vp fp lpx dp hz id ids module modules component components
 file files step steps procedure table figure image section chapter page pages document documents

@@ -32,6 +32,8 @@ def _item(n: dict, score: float, path_rowids: list[str], li: LoadedIndex) -> dic
             "source_url": n["source_url"], "source_path": n["source_path"], "line_start": n["line_start"],
             "line_end": n["line_end"], "language": n["language"], "summary": n.get("summary") or "",
             "text": n["text"][:MAX_CHUNK_CHARS] if n["type"] == "chunk" else n["text"]}
+    if "corpus_idx" in meta:
+        item["corpus_idx"] = meta["corpus_idx"]
     if n["type"] == "code":
         item["code_language"] = meta.get("code_language", "")
     if n["type"] == "image":

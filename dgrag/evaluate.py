@@ -1,0 +1,105 @@
+"""Recall@k of retrieval methods side by side, with latency per stage (`dgrag eval`)."""
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+from .config import Settings
+from .errors import DgragError
+
+
+def load_questions(path: Path, limit: int | None = None) -> list[dict]:
+    out = []
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            q = json.loads(line)
+        except ValueError as exc:
+            raise DgragError(f"{path}:{n}: not JSON: {exc}") from None
+        if "question" not in q or not any(k in q for k in ("gold_corpus_idx", "gold_titles", "gold_paths")):
+            raise DgragError(f"{path}:{n}: needs question and gold_corpus_idx | gold_titles | gold_paths")
+        out.append(q)
+    return out[:limit] if limit else out
+
+
+def gold_of(q: dict) -> tuple[str, set]:
+    for key in ("gold_corpus_idx", "gold_paths", "gold_titles"):
+        if key in q:
+            return key, set(q[key])
+    raise DgragError("question without gold")
+
+
+def hit_key(item: dict, key: str):
+    if key == "gold_corpus_idx":
+        return item.get("corpus_idx")
+    if key == "gold_paths":
+        return item.get("source_path")
+    return item.get("breadcrumb", "").split(" / ")[0]
+
+
+def recall_at(items: list[dict], key: str, gold: set, k: int) -> float:
+    seen = []
+    for it in items:
+        h = hit_key(it, key)
+        if h not in seen:
+            seen.append(h)
+    return len(gold & set(seen[:k])) / len(gold) if gold else 0.0
+
+
+def evaluate(settings: Settings, questions_path: Path, methods: list[str], ks: list[int],
+             overrides: dict | None = None, limit: int | None = None, retriever=None) -> dict:
+    from .retrieve.retriever import Retriever
+
+    questions = load_questions(questions_path, limit)
+    retriever = retriever or Retriever(settings)
+    kmax = max(ks)
+    report = {"n": len(questions), "methods": {}, "per_question": {}}
+    for method in methods:
+        cfg = {**(overrides or {}), "method": method, "final_chunk_k": max(kmax, 10)}
+        recalls = {k: [] for k in ks}
+        timings: dict[str, list[float]] = {}
+        for q in questions:
+            res = retriever.retrieve(q["question"], cfg)
+            key, gold = gold_of(q)
+            for k in ks:
+                recalls[k].append(recall_at(res["chunks"], key, gold, k))
+            for stage, sec in res["timing"].items():
+                timings.setdefault(stage, []).append(sec * 1000)
+        report["methods"][method] = {
+            "recall": {str(k): round(sum(v) / len(v), 4) if v else 0.0 for k, v in recalls.items()},
+            "latency_ms": {s: round(statistics.median(v), 2) for s, v in timings.items()},
+        }
+        report["per_question"][method] = {str(k): v for k, v in recalls.items()}
+    report["paired"] = _paired(report["per_question"], methods, ks)
+    return report
+
+
+def _paired(per_q: dict, methods: list[str], ks: list[int]) -> dict:
+    """Questions won / lost against the first method, per k (differences of a few points
+    on 100 questions are noise; the pairing shows it)."""
+    base = methods[0]
+    out = {}
+    for m in methods[1:]:
+        out[f"{m}_vs_{base}"] = {
+            str(k): {"better": sum(a > b for a, b in zip(per_q[m][str(k)], per_q[base][str(k)])),
+                     "worse": sum(a < b for a, b in zip(per_q[m][str(k)], per_q[base][str(k)]))}
+            for k in ks}
+    return out
+
+
+def format_table(report: dict, ks: list[int]) -> str:
+    head = "method      " + "".join(f"R@{k:<7}" for k in ks) + "  p50 ms (total)"
+    lines = [f"{report['n']} questions", head]
+    for m, r in report["methods"].items():
+        row = "".join(f"{100 * r['recall'][str(k)]:<9.1f}" for k in ks)
+        lines.append(f"{m:<12}{row}  {r['latency_ms'].get('rag_total', 0):.1f}")
+    for name, d in report.get("paired", {}).items():
+        lines.append(f"{name}: " + ", ".join(f"R@{k} +{v['better']}/-{v['worse']}" for k, v in d.items()))
+    stages = next(iter(report["methods"].values()), {}).get("latency_ms", {})
+    if stages:
+        lines.append("median latency per stage (ms):")
+        for m, r in report["methods"].items():
+            lines.append(f"  {m:<10} " + ", ".join(f"{s}={v}" for s, v in r["latency_ms"].items()))
+    return "\n".join(lines)
