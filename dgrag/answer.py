@@ -48,10 +48,11 @@ def chat_llm(settings: Settings, cache=None):
 
 
 class Answerer:
-    def __init__(self, settings: Settings, retriever, llm=None):
+    def __init__(self, settings: Settings, retriever, llm="auto"):
+        """`llm`: an LLM, None for retrieval-only answers, or "auto" (the configured one, if any)."""
         self.settings = settings
         self.retriever = retriever
-        self.llm = llm if llm is not None else chat_llm(settings)
+        self.llm = chat_llm(settings) if llm == "auto" else llm
 
     def answer_once(self, question: str, result: dict) -> str:
         """A non-streaming answer over an existing retrieval result."""

@@ -27,6 +27,7 @@ Pure functions, standard library only, deterministic.
 """
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -83,6 +84,10 @@ def normalize_entity(name: str) -> str:
         while s and s[-1] in ")]}>" and not _balanced(s):
             s = s[:-1]
         while s and s[0] in "([{<" and not _balanced(s):
+            s = s[1:]
+        while s and s[-1] in "([{<" and not _balanced(s):
+            s = s[:-1]
+        while s and s[0] in ")]}>" and not _balanced(s):
             s = s[1:]
         s = s.strip()
     return s.casefold()
@@ -230,6 +235,9 @@ _CLI_SUBCOMMANDS = {
     "pip": {"install", "uninstall"}, "python": None, "python3": None, "repo": {"init", "sync"},
 }
 
+_COMMAND = re.compile(
+    r"(?<![A-Za-z0-9_./-])(" + "|".join(re.escape(p) for p in sorted(_CLI_SUBCOMMANDS, key=len, reverse=True)) + r")"
+    r"((?:[ \t]+(?:--?[A-Za-z0-9_-]+|[a-z][A-Za-z0-9_.-]*)(?![A-Za-z0-9_.-])){1,3})")
 _FILE_EXT = (r"json5|json|ets|ts|js|mjs|md|xml|gradle|kts|properties|plist|yaml|yml|toml|txt|sh|bat|"
              r"py|java|kt|swift|mm|m|h|hpp|c|cc|cpp|so|a|har|hap|hsp|app|apk|aab|ipa|zip|"
              r"png|jpg|jpeg|svg|gif|webp|ttf|otf|cfg|ini|cmake|lock|pbxproj|xcodeproj|xcworkspace|framework")
@@ -507,6 +515,7 @@ def _classify_token(tok: str, text: str, start: int, zh_context: bool, sentence_
 def _latin_tokens(text: str, body_start: int, sent_starts: set[int], zh: bool) -> list[_Mention]:
     out: list[_Mention] = []
     cleaned = _URL.sub(lambda m: " " * len(m.group(0)), text)
+    starts = sorted(sent_starts)
     raw = []
     for m in _TOKEN.finditer(cleaned):
         tok = m.group(0)
@@ -517,12 +526,22 @@ def _latin_tokens(text: str, body_start: int, sent_starts: set[int], zh: bool) -
         if not tok:
             continue
         s = m.start()
-        prev = text[:s].rstrip()[-1:] if text[:s].strip() else ""
-        at_sentence_start = any(s == ss or text[ss:s].strip() == "" for ss in sent_starts if ss <= s) \
+        k = s - 1
+        while k >= 0 and text[k].isspace():
+            k -= 1
+        prev = text[k] if k >= 0 else ""
+        si = bisect.bisect_right(starts, s) - 1
+        at_sentence_start = (si >= 0 and not text[starts[si]:s].strip()) \
             or prev in ("", ".", ":", "：", "!", "?", "\"", "“", "(", "（", "-", "–", "—", "*", "•")
         zh_ctx = zh or _is_cjk(text[s - 1:s]) or _is_cjk(text[s + len(tok):s + len(tok) + 1])
         kind = _classify_token(tok, text, s, zh_ctx, at_sentence_start)
         raw.append((s, s + len(tok), tok, kind, at_sentence_start))
+    latin_heading = not _CJK.search(text[:body_start])
+
+    def heading_word(pos: int, kind: str) -> bool:
+        """An ordinary word of the heading line: the topic already covers it."""
+        return pos < body_start and (kind == "proper" or (kind == "latin_in_zh" and latin_heading))
+
     # merge runs of capitalised / technical tokens separated by one space: DevEco Studio, ACE Tools
     i = 0
     while i < len(raw):
@@ -549,7 +568,7 @@ def _latin_tokens(text: str, body_start: int, sent_starts: set[int], zh: bool) -
             group = group[1:]
         if len(group) == 1 and j > i:
             g = group[0]
-            if g[3] and not (g[3] == "proper" and g[0] < body_start):
+            if g[3] and not heading_word(g[0], g[3]):
                 out.append(_Mention(g[0], g[1], g[2], g[3]))
             i = j + 1
             continue
@@ -571,7 +590,11 @@ def _latin_tokens(text: str, body_start: int, sent_starts: set[int], zh: bool) -
                     out.append(_Mention(g0[0], g0[1], g0[2], g0[3]))
                 i = j + 1
                 continue
-        if kind and not (kind == "proper" and s < body_start):
+            # too long for one name: keep its technical words, not a truncated tail of it
+            out.extend(_Mention(g[0], g[1], g[2], g[3]) for g in group if g[3] in ("camel", "acronym", "ident"))
+            i = j + 1
+            continue
+        if kind and not heading_word(s, kind):
             out.append(_Mention(s, e, tok, kind))
         i += 1
     return out
@@ -579,10 +602,8 @@ def _latin_tokens(text: str, body_start: int, sent_starts: set[int], zh: bool) -
 
 def _commands(text: str) -> list[_Mention]:
     out = []
-    for m in re.finditer(r"(?<![\w./-])(\./gradlew|[a-z][\w]*)((?:\s+(?:--?[\w-]+|[a-z][\w.-]*)){1,3})", text):
+    for m in _COMMAND.finditer(text):
         prog = m.group(1)
-        if prog not in _CLI_SUBCOMMANDS:
-            continue
         args = m.group(2).split()
         allowed = _CLI_SUBCOMMANDS[prog]
         if allowed is not None and args[0] not in allowed:
@@ -739,7 +760,7 @@ def _bold_spans(raw_markdown: str) -> list[str]:
 # definitions and labelled fields
 # --------------------------------------------------------------------------------------
 _EN_DEF = re.compile(
-    r"^(?:the\s+|an?\s+)?(?P<x>[^\s,;:()][^,;:()]{0,40}?)\s+"
+    r"^(?:the\s+|an?\s+)?(?P<x>[^\s,;:()][^,;:()]{0,50}?(?:\s*\([^()]{1,30}\))?)\s+"
     r"(?P<rel>is|are|refers to|refer to|means|stands for|is defined as|is known as)\s+(?:(?:essentially|basically|actually|mainly|also)\s+)?"
     r"(?P<art>(?:a|an|the|one of the)\s+)?(?P<y>[^,;:.()]{2,80})",
     re.I,
@@ -752,7 +773,7 @@ _EN_BAD_SUBJ = {"this", "it", "that", "there", "these", "those", "they", "what",
                 "following", "below", "above", "all", "each", "one", "other", "some", "such", "default", "result",
                 "the result", "the value", "value", "return value", "the return value", "note"}
 _ZH_DEF = re.compile(
-    rf"(?P<x>[^{_CJK_RANGE}\s,，。;；:：!！?？、(（]?[^,，。;；:：!！?？、\n]{{1,20}}?)"
+    r"(?P<x>[^,，。;；:：!！?？、\n]{1,30}?)"
     r"(?P<rel>是指|指的是|是(?!否)|指(?![定出向令南针标明])|即(?![可使将便时刻])|用于|称为|表示)"
     rf"(?P<y>[^,，。;；:：!！?？\n]{{2,60}})"
 )
@@ -772,6 +793,15 @@ _ZH_API_VERB = re.compile(
 _API_VERBS_EN = {w.lower() for w in re.findall(r"[A-Z][a-z]+", _EN_API_VERB.pattern)}
 _TECHY = re.compile(r"[A-Z].*[A-Z]|[a-z][A-Z]|[._@$]|\d|[\u4e00-\u9fff]")
 _ZH_Y_LEAD = re.compile(r"^(?:一(?:个|套|种|款|组|项|类|系列|些)|个|种|套|款|指|对|一)")
+
+
+def _split_paren(x: str, pos: int, text: str) -> tuple[str, str, int]:
+    """"ECDSA-like names": "Elliptic Curve ... (ECDSA)" -> (name, alias, alias position in text)."""
+    m = re.match(r"^(.+?)\s*[(（]([^()（）]{1,30})[)）]$", x)
+    if not m or not _valid(m.group(2)):
+        return x, "", -1
+    apos = text.find(m.group(2), pos)
+    return m.group(1).strip(), m.group(2).strip(), apos
 
 
 def _clean_en_np(y: str) -> str:
@@ -829,11 +859,10 @@ def extract(text: str, breadcrumb: str, language: str, raw_markdown: str | None 
     sents = _sentences(text)
     sent_starts = {s + (len(text[s:e]) - len(text[s:e].lstrip())) for s, e in sents}
 
+    sent_bounds = [s for s, _ in sents]
+
     def sent_of(pos: int) -> int:
-        for i, (s, e) in enumerate(sents):
-            if s <= pos < e:
-                return i
-        return max(0, len(sents) - 1)
+        return min(max(0, bisect.bisect_right(sent_bounds, pos) - 1), max(0, len(sents) - 1))
 
     triples: list[tuple[int, int, str, str, str]] = []   # (priority, position, head, rel, tail)
     mentions: list[_Mention] = []
@@ -867,6 +896,8 @@ def extract(text: str, breadcrumb: str, language: str, raw_markdown: str | None 
     latin = _latin_tokens(masked, body_start, sent_starts, zh)
     mentions += latin
     mentions += _commands(masked)
+    mentions += [_Mention(m.start(), m.end(), "$$", "ident")
+                 for m in re.finditer(r"(?<![$A-Za-z0-9_])\$\$(?![$A-Za-z0-9_])", masked)]
     mentions += _quoted(masked)
     mentions += _cjk_phrases(masked, latin)
 
@@ -955,12 +986,13 @@ def extract(text: str, breadcrumb: str, language: str, raw_markdown: str | None 
         # English "X is a Y" / "X refers to Y"
         m = _EN_DEF.match(sent)
         if m:
-            x = m.group("x").strip()
+            x, alias, alias_pos = _split_paren(m.group("x").strip(), ss + m.start("x"), text)
             xk = normalize_entity(x)
             y = _clean_en_np(m.group("y"))
             rel = m.group("rel").lower()
             xw = x.split()
-            good_x = (xk not in _EN_BAD_SUBJ and len(xw) <= 4 and _valid(x)
+            name_like = all(w[:1].isupper() or not w[:1].isalpha() for w in xw)
+            good_x = (xk not in _EN_BAD_SUBJ and len(xw) <= (6 if name_like else 4) and _valid(x)
                       and not any(w.lower() in _EN_STOP for w in xw[1:])
                       and not (xw[0].lower() in _EN_STOP and len(xw) == 1)
                       and not re.match(r"^[A-Z][a-z]+s$", xw[0]) or len(xw) == 1 and _CAMEL.search(x))
@@ -978,10 +1010,13 @@ def extract(text: str, breadcrumb: str, language: str, raw_markdown: str | None 
                 rel = R["is_a"] if rel in ("is", "are", "is defined as", "is known as") else rel
                 triples.append((0, xpos, x, rel, y))
                 triples.append((0, xpos, x, R["defined_in"], topic))
+                if alias:
+                    mentions.append(_Mention(alias_pos, alias_pos + len(alias), alias, "quoted"))
+                    triples.append((0, xpos, x, R["alias"], alias))
                 continue
         # Chinese "X是Y" / "X指Y" / "X用于Y" / "X称为Y"
         for m in _ZH_DEF.finditer(sent):
-            x = m.group("x").strip()
+            x, alias, alias_pos = _split_paren(m.group("x").strip(), ss + m.start("x"), text)
             # X starts at the clause start
             if m.start("x") != 0 and sent[m.start("x") - 1] not in ",，;；:：、(（ \n":
                 continue
@@ -999,6 +1034,9 @@ def extract(text: str, breadcrumb: str, language: str, raw_markdown: str | None 
             xpos = ss + m.start("x")
             mentions.append(_Mention(xpos, xpos + len(x), x, "defined"))
             triples.append((0, xpos, x, R["defined_in"], topic))
+            if alias:
+                mentions.append(_Mention(alias_pos, alias_pos + len(alias), alias, "quoted"))
+                triples.append((0, xpos, x, R["alias"], alias))
             if y and _valid(y) and normalize_entity(y) != normalize_entity(x):
                 ypos = text.find(y, ss + m.start("y"))
                 if ypos >= 0:
@@ -1027,7 +1065,7 @@ def extract(text: str, breadcrumb: str, language: str, raw_markdown: str | None 
         if overlap is None:
             chosen.append(m)
             occupied.append((m.start, m.end))
-        elif m.kind in ("camel", "decorator", "api", "code", "defined", "signature", "ident", "file", "latin_in_zh") \
+        elif m.kind in ("camel", "decorator", "api", "code", "defined", "signature", "ident", "file") \
                 and overlap[0] <= m.start and m.end <= overlap[1]:
             entities_extra.append(m)
     chosen.sort(key=lambda m: (m.start, m.end))

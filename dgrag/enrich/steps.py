@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..errors import LLMError
-from ..prompts import render
+
 from . import extractive, heuristic_openie
 
 OFFLINE_ENTITIES_PER_CHUNK = 8
@@ -30,6 +30,12 @@ class Step:
     ask: Callable[..., Any]
     offline: Callable[[dict], Any]
     apply: Callable[..., None]
+
+
+def render(name: str, language: str, **fields) -> str:
+    from ..prompts import render as _render  # prompts are data files, read on first use
+
+    return _render(name, language, **fields)
 
 
 def _lang(node: dict) -> str:

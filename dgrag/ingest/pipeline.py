@@ -118,6 +118,9 @@ class Indexer:
             self._one_page(path, log.get(path))
             self.progress("parse", i + 1, len(pages))
         with self.store.transaction():
+            if self.report.files_indexed or self.report.files_deleted:
+                self.store.gc_entities()  # entities only the changed pages mentioned
+                self.store.rebuild_semantic_edges()
             self.report.jump_edges = self.store.rebuild_jump_edges()
             merge_near_duplicates(self.store, self.s)
             exact = len(self._image_files) - len(set(self._image_files.values()))

@@ -82,12 +82,17 @@ class Store(SemanticMixin):
 
     def bind_embedder(self, model_id: str, dim: int) -> None:
         """Record the embedder on a new index; refuse a file built with another one."""
-        have_model, have_dim = self.get_meta("embedding_model"), self.get_meta("embedding_dim")
-        if have_model is None:
+        if self.get_meta("embedding_model") is None:
             with self.transaction():
                 self.set_meta("embedding_model", model_id)
                 self.set_meta("embedding_dim", str(dim))
                 self._create_vector_tables(dim)
+            return
+        self.check_embedder(model_id, dim)
+
+    def check_embedder(self, model_id: str, dim: int) -> None:
+        have_model, have_dim = self.get_meta("embedding_model"), self.get_meta("embedding_dim")
+        if have_model is None:
             return
         if have_model != model_id or int(have_dim or 0) != dim:
             raise EmbeddingMismatch(

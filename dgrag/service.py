@@ -1,0 +1,276 @@
+"""What the app and the REST API share: one index, one writer at a time, many readers.
+
+Queries run against the loaded snapshot (`IndexHandle`); an indexing job takes the writer
+lock, writes the file, then builds the new snapshot aside and swaps it in, so chat keeps
+answering throughout.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+import time
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+from .config import PROJECT_ROOT, Settings
+from .errors import AccessDenied, DgragError, IndexFileError
+
+SHARED_CORPUS = PROJECT_ROOT.parent / "shared" / "corpus" / "arkui-x-docs"
+EXCERPT = PROJECT_ROOT / "tests" / "fixtures" / "docs"
+DEMO_URL = "https://github.com/arkui-x/docs/blob/master/{path}#L{line}"
+
+
+def demo_docs() -> Path:
+    """The bundled corpus: the shared ArkUI-X docs when present, else the excerpt in the repo."""
+    return SHARED_CORPUS if SHARED_CORPUS.is_dir() else EXCERPT
+
+
+@dataclass
+class Job:
+    name: str
+    log: list[str] = field(default_factory=list)
+    progress: dict[str, tuple[int, int]] = field(default_factory=dict)
+    counts: dict = field(default_factory=dict)
+    done: bool = False
+    error: str = ""
+    cancel: threading.Event = field(default_factory=threading.Event)
+    started: float = field(default_factory=time.time)
+
+    def on_progress(self, stage: str, done: int, total: int) -> None:
+        if self.cancel.is_set():
+            raise JobCancelled(self.name)
+        self.progress[stage] = (done, total)
+
+
+class JobCancelled(DgragError):
+    """An indexing job was cancelled; what it committed stays, a rerun resumes."""
+
+
+class Service:
+    def __init__(self, settings: Settings):
+        from .retrieve.loaded import IndexHandle
+
+        self.settings = settings
+        self.handle = IndexHandle(settings.db_path)
+        self.write_lock = threading.Lock()
+        self.job: Job | None = None
+        self._retriever = None
+        self._init_lock = threading.Lock()
+
+    # ---- guards -------------------------------------------------------------------------
+    def check_admin(self, secret: str | None) -> None:
+        want = self.settings.admin_secret
+        if want and not _same(secret or "", want):
+            raise AccessDenied("this action needs the admin secret (the demo is read-only without it)")
+
+    @property
+    def read_only(self) -> bool:
+        return bool(self.settings.admin_secret)
+
+    # ---- the index ----------------------------------------------------------------------
+    def ensure_index(self, progress: Callable[[str, int, int], None] | None = None) -> None:
+        """Build the demo index from the bundled corpus if the file is absent."""
+        if Path(self.settings.db_path).exists():
+            return
+        with self.write_lock:
+            if Path(self.settings.db_path).exists():
+                return
+            docs = Path(self.settings.docs_root or demo_docs())
+            self._index(docs, progress, DEMO_URL if docs in (SHARED_CORPUS, EXCERPT) else self.settings.url_template)
+
+    def _index(self, docs: Path, progress, url_template: str):
+        from .backends.embedders import make_embedder
+        from .ingest.pipeline import index_folder
+        from .store import Store
+
+        s = Settings(**{**self.settings.__dict__, "docs_root": docs, "url_template": url_template})
+        with Store(s.db_path) as store:
+            report = index_folder(s, store, make_embedder(s), progress)
+        self.handle.reload()
+        return report
+
+    @property
+    def retriever(self):
+        if self._retriever is None:
+            with self._init_lock:
+                if self._retriever is None:
+                    from .retrieve.retriever import Retriever
+
+                    self._retriever = Retriever(self.settings, self.handle)
+        return self._retriever
+
+    def health(self) -> dict:
+        loaded = self.handle._current
+        out = {"status": "ok", "index_path": str(self.settings.db_path),
+               "index_exists": Path(self.settings.db_path).exists(), "hipporag_initialized": loaded is not None,
+               "index_loaded": loaded is not None, "read_only": self.read_only,
+               "embedder": self.settings.embedder, "rerank_backend": self.settings.rerank_backend,
+               "llm_configured": bool(self.settings.llm_base_url and self.settings.llm_model),
+               "job": None if self.job is None else {"name": self.job.name, "done": self.job.done}}
+        if loaded is not None:
+            out.update(nodes=int(loaded.n_nodes), edges=int(loaded.n_edges), facts=int(loaded.fact_rowids.size),
+                       load_seconds=round(loaded.load_seconds, 3),
+                       embedding_model=loaded.meta.get("embedding_model"))
+        return out
+
+    def stats(self) -> dict:
+        from .store import Store
+
+        with Store(self.settings.db_path, readonly=True) as st:
+            return {**st.stats(), "enrichment": st.enrich_counts(), "skipped_files": st.skipped_files()[:50]}
+
+    # ---- answering ----------------------------------------------------------------------
+    def retrieve(self, query: str, config: dict | None = None) -> dict:
+        if not query or not query.strip():
+            raise DgragError("empty query")
+        return self.retriever.retrieve(query.strip(), config)
+
+    def answerer(self, use_llm: bool = True):
+        from .answer import Answerer
+
+        return Answerer(self.settings, self.retriever, llm="auto" if use_llm else None)
+
+    def chat_events(self, query: str, history: list[dict] | None = None, use_rag: bool = True,
+                    use_llm: bool = True, config: dict | None = None) -> Iterator[dict]:
+        if not query or not query.strip():
+            raise DgragError("empty query")
+        yield from self.answerer(use_llm).chat(query.strip(), history or [], config, use_rag=use_rag)
+
+    def chat(self, query: str, use_rag: bool = True, use_llm: bool = True, config: dict | None = None,
+             history: list[dict] | None = None) -> dict:
+        """The seed's /chat response."""
+        t0 = time.perf_counter()
+        results, answer = [], ""
+        for ev in self.chat_events(query, history, use_rag, use_llm, config):
+            if ev["type"] == "retrieval":
+                results.append(ev["result"])
+            elif ev["type"] == "done":
+                answer = ev["answer"]
+        return chat_response(query, results, answer, time.perf_counter() - t0)
+
+    # ---- writing ------------------------------------------------------------------------
+    def run_job(self, name: str, work: Callable[[Job], dict], secret: str | None = None) -> Job:
+        """Run `work` as the one writer; readers keep the old snapshot until it finishes."""
+        self.check_admin(secret)
+        if not self.write_lock.acquire(blocking=False):
+            raise DgragError(f"another indexing job is running ({self.job.name if self.job else '?'})")
+        job = self.job = Job(name)
+        try:
+            job.counts = work(job) or {}
+            self.handle.reload()
+        except JobCancelled:
+            job.error = "cancelled (what was committed stays; run it again to resume)"
+        except DgragError as exc:
+            job.error = str(exc)
+        finally:
+            job.done = True
+            self.write_lock.release()
+        return job
+
+    def index_docs(self, docs: Path, url_template: str = "", secret: str | None = None) -> Job:
+        docs = Path(docs)
+        if not docs.is_dir():
+            raise DgragError(f"not a folder on the server: {docs}")
+        return self.run_job("index", lambda job: self._index(docs, job.on_progress, url_template).as_dict(), secret)
+
+    def enrich(self, step: str, secret: str | None = None) -> Job:
+        def work(job: Job) -> dict:
+            from .backends.embedders import make_embedder
+            from .backends.llm import LLM
+            from .enrich import semantic_layer
+            from .enrich.runner import StoreCache, run_step
+            from .store import Store
+
+            with Store(self.settings.db_path) as store:
+                llm = LLM.from_settings(self.settings, StoreCache(store)) \
+                    if self.settings.llm_base_url and self.settings.llm_model else None
+                out = {}
+                if step != "synonymy":
+                    rep = run_step(store, self.settings, step, llm, progress=job.on_progress, cancel=job.cancel)
+                    out = {k: getattr(rep, k) for k in ("total", "done", "cached", "offline", "failed")}
+                out["semantic_layer"] = semantic_layer.finalize(store, self.settings, make_embedder(self.settings),
+                                                                job.on_progress)
+                return out
+
+        return self.run_job(step, work, secret)
+
+    def snapshot(self, dest_dir: Path | None = None) -> Path:
+        """A consistent single-file copy of the index (VACUUM INTO), taken while serving."""
+        from .store import Store
+
+        dest_dir = Path(dest_dir or tempfile.mkdtemp(prefix="dgrag-snapshot-"))
+        dest = dest_dir / f"{Path(self.settings.db_path).stem}-{time.strftime('%Y%m%d-%H%M%S')}.db"
+        with Store(self.settings.db_path, readonly=True) as st:
+            st.con.execute("VACUUM INTO ?", (str(dest),))
+        return dest
+
+    def open_index(self, uploaded: Path, secret: str | None = None) -> dict:
+        """Validate a teammate's index file, then make it the served one (the old file is kept)."""
+        from .store import Store
+        from .backends.embedders import make_embedder
+
+        self.check_admin(secret)
+        uploaded = Path(uploaded)
+        with Store(uploaded, readonly=True) as st:
+            if st.con.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+                raise IndexFileError("the uploaded file fails SQLite's integrity check")
+            emb = make_embedder(self.settings)
+            st.check_embedder(emb.model_id, emb.dim)
+            stats = st.stats()
+        target = Path(self.settings.db_path)
+        with self.write_lock:
+            staged = target.with_suffix(".incoming.db")
+            shutil.copyfile(uploaded, staged)
+            if target.exists():
+                shutil.copyfile(target, target.with_suffix(".previous.db"))
+            os.replace(staged, target)
+            for extra in (Path(f"{target}-wal"), Path(f"{target}-shm")):
+                extra.unlink(missing_ok=True)
+            self.handle.reload()
+        return stats
+
+
+def chat_response(query: str, results: list[dict], answer: str, seconds: float) -> dict:
+    chunks = [c for r in results for c in r["chunks"]]
+    timing = dict(results[0]["timing"]) if results else {}
+    timing["total"] = round(seconds, 4)
+    timing["llm"] = round(max(0.0, seconds - sum(r["timing"]["rag_total"] for r in results)), 4)
+    return {"query": query, "rag_context": "\n\n".join(r["context"] for r in results),
+            "llm_response": answer, "rag_chunks_count": len(chunks),
+            "rag_codes_count": sum(len(r["codes"]) for r in results),
+            "rag_tables_count": sum(len(r["tables"]) for r in results),
+            "rag_images_count": sum(len(r["images"]) for r in results),
+            "references": [_ref(i) for r in results for k in ("chunks", "codes", "tables", "images") for i in r[k]],
+            "timing": timing}
+
+
+def _ref(item: dict) -> dict:
+    return {k: item.get(k) for k in ("id", "type", "breadcrumb", "source_url", "score", "image_url") if k in item}
+
+
+def _same(a: str, b: str) -> bool:
+    import hmac
+
+    return hmac.compare_digest(a.encode(), b.encode())
+
+
+def safe_extract_zip(zip_path: Path, target: Path, max_bytes: int) -> Path:
+    """Unpack a docs zip: no member may land outside `target`; total size is capped."""
+    target = Path(target).resolve()
+    total = 0
+    with zipfile.ZipFile(zip_path) as zf:
+        for info in zf.infolist():
+            dest = (target / info.filename).resolve()
+            if dest != target and target not in dest.parents:
+                raise AccessDenied(f"zip member escapes the target folder: {info.filename}")
+            if info.external_attr >> 16 & 0o170000 == 0o120000:
+                raise AccessDenied(f"zip member is a symlink: {info.filename}")
+            total += info.file_size
+            if total > max_bytes:
+                raise DgragError(f"zip expands beyond {max_bytes} bytes")
+        zf.extractall(target)
+    return target

@@ -1,0 +1,294 @@
+"""The Gradio app: chat, retrieval inspector, indexing. Thin: every action is a Service call;
+typed errors become gr.Error messages. Document text is rendered as sanitised Markdown."""
+from __future__ import annotations
+
+import html
+import io
+import threading
+import time
+from pathlib import Path
+
+from .config import RetrievalConfig
+from .errors import DgragError
+from .service import Service, safe_extract_zip
+
+SETTINGS_SLIDERS = [  # (parameter, minimum, maximum, step)
+    ("final_chunk_k", 1, 30, 1), ("final_code_k", 0, 10, 1), ("final_table_k", 0, 10, 1),
+    ("final_image_k", 0, 10, 1), ("chunk_top_k", 5, 100, 5), ("spread_chunk_k", 10, 200, 10),
+    ("spread_time_budget_s", 0.1, 5.0, 0.1), ("spread_max_expansions", 500, 30000, 500),
+    ("spread_evidence_weight", 0.0, 3.0, 0.1),
+]
+
+
+def _err(exc: Exception):
+    import gradio as gr
+
+    return gr.Error(str(exc) if isinstance(exc, DgragError) else f"{type(exc).__name__}: {exc}")
+
+
+def references_md(result: dict) -> str:
+    lines = []
+    for key in ("chunks", "codes", "tables", "images"):
+        for it in result.get(key, []):
+            crumb = html.escape(it["breadcrumb"]).replace("[", "(").replace("]", ")")
+            url = it["source_url"]
+            link = f"[{crumb}]({url})" if url.startswith("http") else f"{crumb} (`{url}`)"
+            lines.append(f"- `{it['id']}` {it['type']} · {link} · score {it['score']:.3f}")
+    return "\n".join(lines) or "_no references_"
+
+
+def images_md(result: dict) -> str:
+    return "\n\n".join(f"![{html.escape(i.get('alt') or i['breadcrumb'])}]({i['image_url']})"
+                       for i in result.get("images", []))
+
+
+def _overrides(method: str, values: list) -> dict:
+    cfg = {"method": method}
+    for (name, *_), v in zip(SETTINGS_SLIDERS, values):
+        cfg[name] = v
+    return cfg
+
+
+def build_demo(service: Service):
+    import gradio as gr
+
+    with gr.Blocks(title="dgrag — DualGraph RAG") as demo:
+        gr.Markdown("# dgrag — DualGraph RAG\nQuestions over the indexed docs (ArkUI-X, Chinese and English), "
+                    "answered from a dual graph of structure and entities, with citations.")
+        with gr.Tab("Chat", id="chat"):
+            _chat_tab(gr, service)
+        with gr.Tab("Retrieval inspector", id="inspector"):
+            _inspector_tab(gr, service)
+        with gr.Tab("Index", id="index"):
+            _index_tab(gr, service)
+    return demo
+
+
+# ---- chat -----------------------------------------------------------------------------------
+def _chat_tab(gr, service: Service) -> None:
+    chatbot = gr.Chatbot(label="Conversation", height=480, sanitize_html=True, elem_id="chatbot")
+    with gr.Row():
+        box = gr.Textbox(placeholder="Ask about the docs — 中文或英文", scale=5, show_label=False, elem_id="question")
+        send = gr.Button("Send", variant="primary", scale=1, elem_id="send")
+    with gr.Row():
+        retrieval_only = gr.Checkbox(label="Retrieval only (no LLM)", value=False, elem_id="retrieval-only")
+        method = gr.Radio(["diffusion", "ppr", "dense"], value="diffusion", label="Method")
+    with gr.Accordion("Retrieval settings", open=False):
+        sliders = [gr.Slider(lo, hi, value=getattr(RetrievalConfig(), name), step=step, label=name)
+                   for name, lo, hi, step in SETTINGS_SLIDERS]
+    refs = gr.Markdown(label="References", elem_id="references")
+
+    def respond(message, history, only, meth, *values):
+        history = list(history or [])
+        if not message or not message.strip():
+            raise gr.Error("Type a question first.")
+        past = [{"role": m["role"], "content": m["content"]} for m in history if isinstance(m.get("content"), str)]
+        history += [{"role": "user", "content": message}, {"role": "assistant", "content": ""}]
+        answer, found = "", []
+        try:
+            for ev in service.chat_events(message, past, True, not only, _overrides(meth, values)):
+                if ev["type"] == "retrieval":
+                    found.append(ev["result"])
+                elif ev["type"] == "text":
+                    answer += ev["text"]
+                pics = "\n\n".join(images_md(r) for r in found)
+                history[-1]["content"] = answer + ("\n\n" + pics if pics and ev["type"] == "done" else "")
+                yield history, "\n\n".join(references_md(r) for r in found), ""
+        except Exception as exc:  # noqa: BLE001
+            raise _err(exc) from None
+
+    inputs = [box, chatbot, retrieval_only, method, *sliders]
+    send.click(respond, inputs, [chatbot, refs, box], concurrency_limit=8)
+    box.submit(respond, inputs, [chatbot, refs, box], concurrency_limit=8)
+
+
+# ---- inspector --------------------------------------------------------------------------------
+def _inspector_tab(gr, service: Service) -> None:
+    q = gr.Textbox(label="Question", elem_id="inspect-question")
+    go = gr.Button("Run dense · ppr · diffusion side by side", variant="primary", elem_id="inspect")
+    with gr.Row():
+        cols = {m: gr.Markdown(label=m, elem_id=f"inspect-{m}") for m in ("dense", "ppr", "diffusion")}
+    with gr.Row():
+        picture = gr.Image(label="Diffusion: visited subgraph (red: paths to results)", type="pil",
+                           elem_id="subgraph")
+        stages = gr.JSON(label="Stage by stage (diffusion)")
+
+    def inspect(question):
+        if not question or not question.strip():
+            raise gr.Error("Type a question first.")
+        try:
+            results = {m: service.retrieve(question, {"method": m, "verbose": True}) for m in cols}
+        except Exception as exc:  # noqa: BLE001
+            raise _err(exc) from None
+        mds = [_column_md(m, r) for m, r in results.items()]
+        trace = results["diffusion"].get("trace", {})
+        return (*mds, _subgraph_image(service, trace), _stage_summary(service, results["diffusion"]))
+
+    go.click(inspect, [q], [*cols.values(), picture, stages], concurrency_limit=4)
+    q.submit(inspect, [q], [*cols.values(), picture, stages], concurrency_limit=4)
+
+
+def _column_md(method: str, r: dict) -> str:
+    t = r["timing"]
+    head = f"### {method}\n" + " · ".join(f"{k} {1000 * v:.0f} ms" for k, v in t.items()) + "\n\n"
+    return head + references_md(r)
+
+
+def _labels(service: Service, rowids: list[str]) -> dict[str, tuple[str, str]]:
+    from .store import Store
+
+    with Store(service.settings.db_path, readonly=True) as st:
+        return {str(n["rowid"]): (n["id"], n["type"]) for n in st.nodes_by_rowids([int(r) for r in rowids])}
+
+
+def _subgraph_image(service: Service, trace: dict):
+    from PIL import Image
+
+    from .graph_picture import draw
+
+    st3 = trace.get("stage3", {})
+    visited = st3.get("visited", [])[:250]
+    if not visited:
+        return None
+    labels = _labels(service, visited)
+    keep = set(visited)
+    edges = [(a, b) for a, b in st3.get("edges", []) if a in keep and b in keep]
+    hot = {(p[i], p[i + 1]) for p in st3.get("paths", {}).values() for i in range(len(p) - 1)}
+    png = draw([(v, labels.get(v, ("?", "entity"))[1]) for v in visited], edges, hot)
+    return Image.open(io.BytesIO(png))
+
+
+def _stage_summary(service: Service, r: dict) -> dict:
+    trace = r.get("trace", {})
+    st3 = trace.get("stage3", {})
+    seeds = [s for s, _ in st3.get("seeds", [])][:20]
+    labels = _labels(service, seeds + [x for rt in trace.get("routes", {}).values()
+                                      for x in map(str, rt["rowids"][:10])])
+    routes = {k: [{"node": labels.get(str(x), (str(x),))[0], "cosine": c, "rerank": s}
+                  for x, c, s in zip(v["rowids"][:10], v["cosine"], v["score"])]
+              for k, v in trace.get("routes", {}).items() if k != "fact"}
+    return {"timing_s": r["timing"], "stage1_recall_and_stage2_rerank": routes,
+            "exact_entity_matches": [labels.get(x, (x,))[0] for x in trace.get("exact_entities", [])],
+            "stage3_seeds": [(labels.get(s, (s,))[0], w) for s, w in st3.get("seeds", [])[:20]],
+            "stage3_expansions": st3.get("expansions"), "stage3_stop_reason": st3.get("stop_reason"),
+            "stage4_quotas": {k: len(r[k]) for k in ("chunks", "codes", "tables", "images")}}
+
+
+# ---- index ------------------------------------------------------------------------------------
+def _index_tab(gr, service: Service) -> None:
+    read_only = " (read-only demo: actions need the admin secret)" if service.read_only else ""
+    gr.Markdown("### Build and enrich the index" + read_only)
+    secret = gr.Textbox(label="Admin secret", type="password", visible=service.read_only)
+    with gr.Row():
+        docs = gr.Textbox(label="Docs folder on the server", value=str(service.settings.docs_root or ""))
+        url_t = gr.Textbox(label="Source URL template", value=service.settings.url_template,
+                           placeholder="https://github.com/OWNER/REPO/blob/master/{path}#L{line}")
+    upload_zip = gr.File(label="…or upload a zip of Markdown docs", file_types=[".zip"])
+    with gr.Row():
+        buttons = {name: gr.Button(label, elem_id=f"job-{name}") for name, label in (
+            ("index", "Parse + embed"), ("summaries", "Summaries"), ("captions", "Image captions"),
+            ("openie", "OpenIE"), ("synonymy", "Synonymy edges"))}
+        cancel = gr.Button("Cancel", variant="stop")
+    log = gr.Markdown(elem_id="job-log")
+    with gr.Row():
+        stats_btn = gr.Button("Refresh stats")
+        snap_btn = gr.Button("Download index snapshot")
+    stats = gr.JSON(label="Index stats")
+    snap_file = gr.File(label="Snapshot")
+    with gr.Row():
+        upload_db = gr.File(label="Open a teammate's index file", file_types=[".db", ".sqlite"])
+        open_btn = gr.Button("Validate and open")
+    with gr.Accordion("LLM endpoint (OpenAI protocol)", open=False):
+        llm_url = gr.Textbox(label="Base URL", value=service.settings.llm_base_url)
+        llm_model = gr.Textbox(label="Model", value=service.settings.llm_model)
+        llm_key = gr.Textbox(label="API key (write-only)", type="password", value="")
+        save_llm = gr.Button("Save LLM settings")
+    saved = gr.Markdown()
+
+    for name, btn in buttons.items():
+        btn.click(_job_runner(service, name), [secret, docs, url_t, upload_zip], [log], concurrency_limit=1,
+                  concurrency_id="writer")
+    cancel.click(lambda: service.job.cancel.set() if service.job else None, None, None)
+    stats_btn.click(lambda: service.stats(), None, stats)
+    snap_btn.click(lambda s: (service.check_admin(s), str(service.snapshot()))[1], [secret], snap_file)
+    open_btn.click(_opener(service), [secret, upload_db], [saved])
+    save_llm.click(_llm_saver(service), [secret, llm_url, llm_model, llm_key], [saved, llm_key])
+
+
+def _job_runner(service: Service, name: str):
+    import gradio as gr
+
+    def run(secret, docs, url_template, upload, progress=gr.Progress()):
+        try:
+            service.check_admin(secret)
+            if name == "index" and upload is not None:
+                target = Path(service.settings.db_path).parent / "uploads" / Path(upload).stem
+                docs = str(safe_extract_zip(Path(upload), target, service.settings.max_upload_bytes))
+            work = (lambda: service.index_docs(Path(docs or service.settings.docs_root or ""), url_template, secret)) \
+                if name == "index" else (lambda: service.enrich(name, secret))
+        except Exception as exc:  # noqa: BLE001
+            raise _err(exc) from None
+        holder: dict = {}
+        thread = threading.Thread(target=lambda: holder.update(job=_safe(work)), daemon=True)
+        thread.start()
+        while thread.is_alive():
+            job = service.job
+            if job is not None and job.progress:
+                stage, (done, total) = list(job.progress.items())[-1]
+                progress((done, max(total, 1)), desc=stage)
+            yield _job_md(name, job, running=True)
+            time.sleep(0.5)
+        result = holder.get("job")
+        if isinstance(result, Exception):
+            raise _err(result)
+        yield _job_md(name, result, running=False)
+
+    return run
+
+
+def _safe(fn):
+    try:
+        return fn()
+    except Exception as exc:  # noqa: BLE001 - shown to the user by the runner
+        return exc
+
+
+def _job_md(name: str, job, running: bool) -> str:
+    if job is None:
+        return f"**{name}**: starting…"
+    lines = [f"**{name}**: {'running' if running else ('failed: ' + job.error if job.error else 'done')} "
+             f"({time.time() - job.started:.0f} s)"]
+    lines += [f"- {stage}: {d} / {t}" for stage, (d, t) in job.progress.items()]
+    if job.counts:
+        lines += [f"- {k}: {v}" for k, v in job.counts.items() if not isinstance(v, (list, dict))]
+        for k, v in job.counts.items():
+            if isinstance(v, dict):
+                lines.append(f"- {k}: " + ", ".join(f"{a}={b}" for a, b in v.items()))
+    return "\n".join(lines)
+
+
+def _opener(service: Service):
+    def open_file(secret, upload):
+        if upload is None:
+            return "Choose an index file first."
+        try:
+            stats = service.open_index(Path(upload), secret)
+        except Exception as exc:  # noqa: BLE001
+            raise _err(exc) from None
+        return f"Opened: {stats['nodes']}"
+
+    return open_file
+
+
+def _llm_saver(service: Service):
+    def save(secret, url, model, key):
+        try:
+            service.check_admin(secret)
+        except Exception as exc:  # noqa: BLE001
+            raise _err(exc) from None
+        service.settings.llm_base_url, service.settings.llm_model = url.strip(), model.strip()
+        if key:
+            service.settings.llm_api_key = key
+        return f"LLM: {model or '(none)'} at {url or '(none)'}; key {'set' if service.settings.llm_api_key else 'not set'}", ""
+
+    return save

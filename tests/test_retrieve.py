@@ -1,0 +1,87 @@
+"""4-stage retrieval on the indexed excerpt: quotas, fields, methods, overrides, trace."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dgrag.cli import main
+from dgrag.config import Settings
+from dgrag.errors import ConfigError
+from dgrag.retrieve.loaded import IndexHandle
+from dgrag.retrieve.retriever import Retriever
+
+TIMING = {"stage1_embedding", "stage2_rerank", "stage3_spread", "stage4_final_rerank", "stage4_merge", "rag_total"}
+
+
+@pytest.fixture(scope="module")
+def retriever(fixture_index, embedder):
+    settings, _ = fixture_index
+    return Retriever(Settings(db_path=settings.db_path), embedder=embedder)
+
+
+@pytest.mark.parametrize("method", ["diffusion", "dense", "ppr"])
+def test_every_method_fills_quotas_with_cited_items(retriever, method):
+    res = retriever.retrieve("How do I create an application with ACE Tools?", {"method": method})
+    assert res["method"] == method
+    assert 0 < len(res["chunks"]) <= 10
+    for key, quota in (("codes", 2), ("tables", 2), ("images", 2)):
+        assert len(res[key]) <= quota
+    assert res["codes"] and res["images"]
+    for item in res["chunks"] + res["codes"] + res["tables"] + res["images"]:
+        assert item["id"].split("-")[0] == item["type"]
+        assert item["breadcrumb"] and item["source_url"]
+    assert set(res["timing"]) == TIMING
+    assert "- ID: " + res["chunks"][0]["id"] in res["context"]
+    assert "/images/" in res["context"]
+
+
+def test_english_and_chinese_questions_find_their_sections(retriever):
+    en = retriever.retrieve("How do I create an application with ACE Tools?")
+    assert any("Creating an Application" in c["breadcrumb"] for c in en["chunks"][:3])
+    zh = retriever.retrieve("如何使用 ACE Tools 创建应用？")
+    assert zh["chunks"][0]["breadcrumb"] == "ACE Tools快速指南 / 使用说明 / 创建应用"
+    # the multilingual embedder reaches across languages too
+    assert any(c["language"] == "zh" for c in retriever.retrieve("ACE Tools 快速指南 create demo")["chunks"])
+
+
+def test_code_comes_from_the_chunks_that_hold_it(retriever):
+    res = retriever.retrieve("ace create demo command", {"verbose": True})
+    code_ids = {c["id"] for c in res["codes"]}
+    assert code_ids
+    paths = res["trace"]["stage3"]["paths"]
+    assert paths  # every collected node has its path back to a seed
+    assert res["trace"]["stage3"]["stop_reason"] in ("exhausted", "quotas_full", "max_expansions", "time_budget")
+    assert set(res["trace"]["routes"]) >= {"fact", "file", "chunk"}
+
+
+def test_per_request_overrides(retriever):
+    res = retriever.retrieve("ArkTS page", {"final_chunk_k": 3, "final_code_k": 1, "final_image_k": 0})
+    assert len(res["chunks"]) == 3 and len(res["codes"]) <= 1 and res["images"] == []
+    with pytest.raises(ConfigError):
+        retriever.retrieve("x", {"no_such_parameter": 1})
+    with pytest.raises(ConfigError):
+        retriever.retrieve("x", {"method": "magic"})
+
+
+def test_reload_swaps_the_graph_atomically(fixture_index):
+    handle = IndexHandle(fixture_index[0].db_path)
+    old = handle.get()
+    new = handle.reload()
+    assert new is not old and handle.get() is new
+    assert old.n_nodes == new.n_nodes  # the old snapshot stays whole for readers holding it
+
+
+def test_cli_query_json_no_llm(fixture_index, capsys):
+    rc = main(["query", "如何创建 ArkTS 页面？", "--db", str(fixture_index[0].db_path), "--json", "--no-llm"])
+    assert rc == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["chunks"] and set(out["timing"]) == TIMING
+    assert all(i["source_url"].startswith("https://github.com/arkui-x/docs/blob/master/") for i in out["chunks"])
+
+
+def test_cli_stats_json_shape(fixture_index, capsys):
+    assert main(["stats", "--db", str(fixture_index[0].db_path), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"nodes", "edges", "vectors", "size_bytes"}
+    assert out["nodes"]["file"] == 11 and out["vectors"]["chunk"] == out["nodes"]["chunk"]
