@@ -98,8 +98,8 @@ def _chat_tab(gr, service: Service) -> None:
             raise _err(exc) from None
 
     inputs = [box, chatbot, retrieval_only, method, *sliders]
-    send.click(respond, inputs, [chatbot, refs, box], concurrency_limit=8)
-    box.submit(respond, inputs, [chatbot, refs, box], concurrency_limit=8)
+    send.click(respond, inputs, [chatbot, refs, box], concurrency_limit=8, api_name="chat")
+    box.submit(respond, inputs, [chatbot, refs, box], concurrency_limit=8, api_name=False)
 
 
 # ---- inspector --------------------------------------------------------------------------------
@@ -124,8 +124,8 @@ def _inspector_tab(gr, service: Service) -> None:
         trace = results["diffusion"].get("trace", {})
         return (*mds, _subgraph_image(service, trace), _stage_summary(service, results["diffusion"]))
 
-    go.click(inspect, [q], [*cols.values(), picture, stages], concurrency_limit=4)
-    q.submit(inspect, [q], [*cols.values(), picture, stages], concurrency_limit=4)
+    go.click(inspect, [q], [*cols.values(), picture, stages], concurrency_limit=4, api_name="inspect")
+    q.submit(inspect, [q], [*cols.values(), picture, stages], concurrency_limit=4, api_name=False)
 
 
 def _column_md(method: str, r: dict) -> str:
@@ -207,12 +207,12 @@ def _index_tab(gr, service: Service) -> None:
 
     for name, btn in buttons.items():
         btn.click(_job_runner(service, name), [secret, docs, url_t, upload_zip], [log], concurrency_limit=1,
-                  concurrency_id="writer")
-    cancel.click(lambda: service.job.cancel.set() if service.job else None, None, None)
-    stats_btn.click(lambda: service.stats(), None, stats)
-    snap_btn.click(lambda s: (service.check_admin(s), str(service.snapshot()))[1], [secret], snap_file)
-    open_btn.click(_opener(service), [secret, upload_db], [saved])
-    save_llm.click(_llm_saver(service), [secret, llm_url, llm_model, llm_key], [saved, llm_key])
+                  concurrency_id="writer", api_name=f"job_{name}")
+    cancel.click(lambda: service.job.cancel.set() if service.job else None, None, None, api_name="cancel")
+    stats_btn.click(lambda: service.stats(), None, stats, api_name="stats")
+    snap_btn.click(_snapshotter(service), [secret], snap_file, api_name="snapshot")
+    open_btn.click(_opener(service), [secret, upload_db], [saved], api_name="open_index")
+    save_llm.click(_llm_saver(service), [secret, llm_url, llm_model, llm_key], [saved, llm_key], api_name="llm_settings")
 
 
 def _job_runner(service: Service, name: str):
@@ -265,6 +265,17 @@ def _job_md(name: str, job, running: bool) -> str:
             if isinstance(v, dict):
                 lines.append(f"- {k}: " + ", ".join(f"{a}={b}" for a, b in v.items()))
     return "\n".join(lines)
+
+
+def _snapshotter(service: Service):
+    def snapshot(secret):
+        try:
+            service.check_admin(secret)
+            return str(service.snapshot())
+        except Exception as exc:  # noqa: BLE001
+            raise _err(exc) from None
+
+    return snapshot
 
 
 def _opener(service: Service):

@@ -545,12 +545,12 @@ def _latin_tokens(text: str, body_start: int, sent_starts: set[int], zh: bool) -
     # merge runs of capitalised / technical tokens separated by one space: DevEco Studio, ACE Tools
     i = 0
     while i < len(raw):
-        s, e, tok, kind, sst = raw[i]
+        s, e, tok, kind, _ = raw[i]
         j = i
         group = [raw[i]]
         capish_start = tok[:1].isupper() or kind in ("camel", "acronym")
         while capish_start and j + 1 < len(raw):
-            ns, ne, ntok, nkind, _ = raw[j + 1]
+            ns, _, ntok, nkind, _ = raw[j + 1]
             gap = text[group[-1][1]:ns]
             if gap != " " or len(group) >= (6 if group[0][2].lower() in _EN_STOP else 5):
                 break
@@ -887,6 +887,8 @@ def extract(text: str, breadcrumb: str, language: str, raw_markdown: str | None 
         ret = (m.group(rg) or "").strip().rstrip(";").strip()
         if ret and ret.lower() not in ("void", "undefined", "any", "null", "this") and _valid(ret):
             rpos = text.find(ret, m.start(rg))
+            if rpos < 0:
+                continue
             mentions.append(_Mention(rpos, rpos + len(ret), ret, "camel"))
             triples.append((1, rpos, name, R["returns"], ret))
 
@@ -1151,7 +1153,7 @@ def extract(text: str, breadcrumb: str, language: str, raw_markdown: str | None 
             triples.append((4, e.pos, topic, R["mentions"], e.name))
     out_triples: list[tuple[str, str, str]] = []
     seen: set[tuple[str, str, str]] = set()
-    for prio, pos, h, r, t in sorted(triples, key=lambda x: (x[0], x[1], normalize_entity(x[2]), x[3], normalize_entity(x[4]))):
+    for _prio, _pos, h, r, t in sorted(triples, key=lambda x: (x[0], x[1], normalize_entity(x[2]), x[3], normalize_entity(x[4]))):
         hk, tk = normalize_entity(h), normalize_entity(t)
         r = _WS.sub(" ", r).strip()
         if not r or hk == tk or hk not in keep_keys or tk not in keep_keys:
