@@ -215,7 +215,7 @@ _ZH_TECH_MODIFIER_BAD = ("根据", "通过", "使用", "调用", "获取", "设�
 _ZH_LEAD_STRIP = sorted("""
 通过 使用 进行 支持 提供 需要 调用 获取 设置 创建 实现 完成 参考 包括 包含 基于 采用 如果 该 此 这 本 每个 所有
 一个 一套 一种 一款 一组 一系列 可以 可 能够 用于 用来 来 对于 关于 根据 其 您 我们 开发者 用户 当 若 如 已 均
-接受 传入 检查 复制 具有 具备 拥有 确认 之后 以后 然后 后续 当前 增加 逐步 允许 更新 显示 进入 找到 删除 移除 注册 监听 发送 接收 传递 加载 保存 关闭 切换 跳转 返回 输入 输出
+接受 传入 检查 复制 具有 具备 拥有 确认 之后 以后 然后 后续 表示 当前 增加 逐步 允许 更新 显示 进入 找到 删除 移除 注册 监听 发送 接收 传递 加载 保存 关闭 切换 跳转 返回 输入 输出
 方式 帮助您 帮助 提升 如何 无需 不能 自动 手动 直接 分析 对比 查看 参见 请参见 详见 参阅 查看 请 见 选择 打开 点击 配置 添加 导入 引入 下载 安装 编写 定义 指定 修改 生成 启动 运行 执行 构建 编译 开发 跨平台地
 """.split(), key=len, reverse=True)
 # verbs that end a CJK noun phrase on their left even inside a run: 随机生成非对称密钥 -> 非对称密钥
@@ -633,6 +633,8 @@ def _quoted(text: str) -> list[_Mention]:
     for m in _QUOTED.finditer(text):
         gi = next(i for i in range(1, 6) if m.group(i) is not None)
         inner = m.group(gi)
+        if "%{" in inner or sum(not (c.isalnum() or c.isspace() or c in "._-@$") for c in inner) > 0.3 * len(inner):
+            continue
         if len(inner.split()) > 5 or re.search(r"[。，,!?！？；;]", inner) or inner.strip().endswith(".") \
                 or len(_CJK.findall(inner)) > 15:
             continue
@@ -809,7 +811,8 @@ def _clean_en_np(y: str) -> str:
         return ""
     y = _EN_NP_STOP.sub("", y.strip())
     words = y.split()[:6]
-    while words and (words[-1].lower() in _EN_STOP or (len(words) > 1 and re.fullmatch(r"[a-z]+ed", words[-1]))):
+    while words and (words[-1].lower() in _EN_STOP or (len(words) > 1 and re.fullmatch(
+            r"[a-z]+(?:ed|ly)|corresponding|related|specified|given|provided", words[-1]))):
         words.pop()
     while words and words[0].lower() in {"a", "an", "the", "some", "set", "kind", "type", "collection"} and len(words) > 1:
         words = words[1:]

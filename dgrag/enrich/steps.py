@@ -52,7 +52,7 @@ def summary_input(node: dict) -> str:
         return node["meta"].get("filter", "")[:4000]
     if node["type"] in ("code", "table"):
         return f"{node['meta'].get('context', '')[:1500]}\n\n{node['text'][:3000]}"
-    return (node.get("summary") or node["text"])[:4000]
+    return (node["meta"].get("intro") or node["text"])[:4000]  # not the summary: it is the output
 
 
 def ask_summary(llm, node: dict, **_: Any) -> str:

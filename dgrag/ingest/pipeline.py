@@ -208,6 +208,7 @@ class Indexer:
             "content_hash": digest, "meta": {"title": page.title, "chunks": len(chunks)},
         }
         file_node["summary"] = extractive.summarize_file(page.title, chunks)
+        file_node["meta"]["intro"] = file_node["summary"]  # stable input for an LLM summary
         summarize = {"chunk": extractive.summarize_chunk, "code": extractive.summarize_code,
                      "table": extractive.summarize_table}
         for n in page.nodes:
