@@ -1,0 +1,95 @@
+"""End to end in real headless Chromium (Debian's, driven by Playwright): ask, see a cited
+answer and an image, open the inspector, run an indexing step and watch its progress.
+Screenshots are kept under tests/artifacts/."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from app_server import app_settings, start_app
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
+FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory, fixture_index):
+    app = start_app(app_settings(tmp_path_factory.mktemp("browser"), fixture_index))
+    yield app
+    app.stop()
+
+
+@pytest.fixture
+def page(live, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+        pg = browser.new_page(viewport={"width": 1280, "height": 1400})
+        pg.set_default_timeout(90_000)
+        yield pg
+        browser.close()
+
+
+def _text(page, selector: str) -> str:
+    return page.locator(selector).inner_text()
+
+
+def test_ask_inspect_and_index_in_a_real_browser(live, page):
+    page.goto(live.url + "/")
+    page.locator("#question textarea").fill("How do I create a new page? Show the screenshot")
+    page.locator("#retrieval-only input").check()
+    page.locator("#send").click()
+    page.wait_for_function("document.querySelector('#references') && "
+                           "document.querySelector('#references').innerText.includes('chunk-')")
+    page.wait_for_function("[...document.querySelectorAll('#chatbot img')].some(i => i.complete && i.naturalWidth > 0)")
+    page.screenshot(path=str(ARTIFACTS / "chat.png"), full_page=True)
+    assert "No LLM is configured" in _text(page, "#chatbot")
+    assert "github.com/arkui-x/docs" in page.locator("#references").inner_html()
+
+    page.get_by_role("tab", name="Retrieval inspector").click()
+    page.locator("#inspect-question textarea").fill("ACE Tools 创建应用")
+    page.locator("#inspect").click()
+    page.wait_for_function("document.querySelector('#inspect-diffusion') && "
+                           "document.querySelector('#inspect-diffusion').innerText.includes('chunk-')")
+    page.wait_for_function("[...document.querySelectorAll('#subgraph img')].some(i => i.naturalWidth > 0)")
+    page.screenshot(path=str(ARTIFACTS / "inspector.png"), full_page=True)
+    assert "stage3_spread" in _text(page, "#inspect-dense")
+
+    page.get_by_role("tab", name="Index").click()
+    page.locator("#job-openie").click()
+    page.wait_for_function("document.querySelector('#job-log') && "
+                           "/openie.*(running|done)/.test(document.querySelector('#job-log').innerText)")
+    page.screenshot(path=str(ARTIFACTS / "index-progress.png"), full_page=True)
+    page.wait_for_function("document.querySelector('#job-log').innerText.includes('done')")
+    page.screenshot(path=str(ARTIFACTS / "index-done.png"), full_page=True)
+    assert "offline" in _text(page, "#job-log")
+
+
+def test_document_html_is_shown_not_executed(live, page, tmp_path):
+    """A page whose text carries a script: the answer shows it, the browser never runs it."""
+    from dgrag.ingest.pipeline import index_folder
+    from dgrag.store import Store
+
+    docs = live.service.settings.docs_root
+    (docs / "xss.md").write_text("# Hostile page\n\nZebrafish <script>window.__pwned = 1</script> "
+                                 "<img src=x onerror=\"window.__pwned = 2\"> marker.\n", encoding="utf-8")
+    from dgrag.backends.embedders import make_embedder
+
+    with live.service.write_lock, Store(live.service.settings.db_path) as st:
+        index_folder(live.service.settings, st, make_embedder(live.service.settings))
+    live.service.handle.reload()
+    page.goto(live.url + "/")
+    page.locator("#question textarea").fill("Zebrafish marker hostile page")
+    page.locator("#retrieval-only input").check()
+    page.locator("#send").click()
+    page.wait_for_function("document.querySelector('#chatbot').innerText.includes('Zebrafish')")
+    page.wait_for_timeout(1000)
+    assert page.evaluate("window.__pwned === undefined")
+    page.screenshot(path=str(ARTIFACTS / "xss.png"), full_page=True)
