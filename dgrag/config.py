@@ -47,6 +47,10 @@ class RetrievalConfig:
     spread_min_enqueue_score: float = 0.01
     # evidence: how much graph support (facts / entities pointing at a passage) lifts it
     spread_evidence_weight: float = 0.5
+    # multi-hop support: fuse the diffusion's chunk ranking with a PPR ranking from the same
+    # fact-entity seeds (reciprocal rank, weight of the graph list); 0 turns it off
+    spread_graph_fusion: float = 2.0
+    spread_fusion_k: int = 5
     # PPR (HippoRAG 2)
     ppr_damping: float = 0.5
     ppr_passage_weight: float = 0.05
@@ -81,6 +85,7 @@ class Settings:
     docs_root: Path | None = None
     url_template: str = ""  # e.g. https://github.com/o/r/blob/master/{path}#L{line}
     context_lines: int = 15
+    include: str = ""  # comma-separated globs of pages to index (relative to docs_root); "" = all
     max_file_bytes: int = 8 * 1024 * 1024
     max_image_bytes: int = 16 * 1024 * 1024
     max_image_pixels: int = 40_000_000

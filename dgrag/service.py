@@ -22,6 +22,10 @@ from .errors import AccessDenied, DgragError, IndexFileError
 SHARED_CORPUS = PROJECT_ROOT.parent / "shared" / "corpus" / "arkui-x-docs"
 EXCERPT = PROJECT_ROOT / "tests" / "fixtures" / "docs"
 DEMO_URL = "https://github.com/arkui-x/docs/blob/master/{path}#L{line}"
+# The first-start demo: the getting-started half of the corpus in both languages (78 pages,
+# minutes to embed on 2 cores); the whole corpus is one click away in the Index tab.
+DEMO_INCLUDE = ("README.md,*/README.md,*/application-dev/README.md,*/application-dev/quick-start/*,"
+                "*/application-dev/tutorial/*,*/application-dev/tools/*")
 
 
 def demo_docs() -> Path:
@@ -80,14 +84,17 @@ class Service:
             if Path(self.settings.db_path).exists():
                 return
             docs = Path(self.settings.docs_root or demo_docs())
-            self._index(docs, progress, DEMO_URL if docs in (SHARED_CORPUS, EXCERPT) else self.settings.url_template)
+            bundled = docs in (SHARED_CORPUS, EXCERPT)
+            self._index(docs, progress, DEMO_URL if bundled else self.settings.url_template,
+                        self.settings.include or (DEMO_INCLUDE if docs == SHARED_CORPUS else ""))
 
-    def _index(self, docs: Path, progress, url_template: str):
+    def _index(self, docs: Path, progress, url_template: str, include: str = ""):
         from .backends.embedders import make_embedder
         from .ingest.pipeline import index_folder
         from .store import Store
 
-        s = Settings(**{**self.settings.__dict__, "docs_root": docs, "url_template": url_template})
+        s = Settings(**{**self.settings.__dict__, "docs_root": docs, "url_template": url_template,
+                        "include": include})
         with Store(s.db_path) as store:
             report = index_folder(s, store, make_embedder(s), progress)
         self.handle.reload()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .config import RetrievalConfig
 from .errors import DgragError
-from .service import Service, safe_extract_zip
+from .service import Service, demo_docs, safe_extract_zip
 
 SETTINGS_SLIDERS = [  # (parameter, minimum, maximum, step)
     ("final_chunk_k", 1, 30, 1), ("final_code_k", 0, 10, 1), ("final_table_k", 0, 10, 1),
@@ -180,7 +180,7 @@ def _index_tab(gr, service: Service) -> None:
     gr.Markdown("### Build and enrich the index" + read_only)
     secret = gr.Textbox(label="Admin secret", type="password", visible=service.read_only)
     with gr.Row():
-        docs = gr.Textbox(label="Docs folder on the server", value=str(service.settings.docs_root or ""))
+        docs = gr.Textbox(label="Docs folder on the server", value=str(service.settings.docs_root or demo_docs()))
         url_t = gr.Textbox(label="Source URL template", value=service.settings.url_template,
                            placeholder="https://github.com/OWNER/REPO/blob/master/{path}#L{line}")
     upload_zip = gr.File(label="…or upload a zip of Markdown docs", file_types=[".zip"])

@@ -6,6 +6,7 @@ computed last, in committed batches, for nodes that have none: an interrupted ru
 """
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import os
 import time
@@ -44,8 +45,9 @@ class IndexReport:
         return {k: v for k, v in self.__dict__.items()}
 
 
-def list_pages(root: Path) -> list[str]:
-    """Markdown pages under root (POSIX paths relative to it); symlinks leading out are dropped."""
+def list_pages(root: Path, include: str = "") -> list[str]:
+    """Markdown pages under root (POSIX paths relative to it); symlinks leading out are dropped.
+    `include`: comma-separated globs (e.g. "en/*,zh-cn/guide/*"); empty means every page."""
     root_real = os.path.realpath(root)
     out = []
     for dirpath, dirnames, filenames in os.walk(root_real):
@@ -58,6 +60,9 @@ def list_pages(root: Path) -> list[str]:
             if not real.startswith(root_real + os.sep):
                 continue
             out.append(os.path.relpath(full, root_real).replace(os.sep, "/"))
+    globs = [g.strip() for g in include.split(",") if g.strip()]
+    if globs:
+        out = [p for p in out if any(fnmatch.fnmatchcase(p, g) for g in globs)]
     return sorted(out)
 
 
@@ -110,7 +115,7 @@ class Indexer:
         with self.store.transaction():
             self.store.set_meta("docs_root", str(self.root.resolve()))
             self.store.set_meta("url_template", self.s.url_template)
-        pages = list_pages(self.root)
+        pages = list_pages(self.root, self.s.include)
         self.report.files_seen = len(pages)
         self._delete_missing(set(pages))
         log = self.store.file_log()

@@ -88,12 +88,28 @@ def run_diffusion(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact:
                   max_frontier_size=cfg.spread_max_frontier_size, min_enqueue_score=cfg.spread_min_enqueue_score,
                   time_budget_s=cfg.spread_time_budget_s, evidence_weight=cfg.spread_evidence_weight, evidence=ev)
     ranked = _by_type(li, res.nodes, res.scores)
+    if cfg.spread_graph_fusion > 0 and facts.ids.size:
+        ranked["chunk"] = _fuse_with_graph(li, cfg, qv, routes, exact, ranked["chunk"])
     trace = {"seeds": sorted(seeds.items(), key=lambda kv: -kv[1])[:60], "mandatory": mandatory[:60],
              "expansions": res.expansions, "stop_reason": res.stop_reason,
              "visited": res.visited[:400].tolist(),
              "edges": [(int(res.parent[v]), int(v)) for v in res.visited[:400].tolist() if res.parent.get(v, -1) >= 0],
              "paths": {int(n): path_to(res, int(n)) for n in res.nodes[:30].tolist()}}
     return Stage3(ranked, trace)
+
+
+def _fuse_with_graph(li, cfg: RetrievalConfig, qv, routes, exact, chunks: list[tuple[int, float]]):
+    """Reciprocal-rank fusion of the diffusion's chunks with the PPR walk from the same
+    fact-entity seeds: passages several hops from the matched facts (the second hop of a
+    multi-hop question) rise even when their own similarity to the question is low."""
+    graph = run_ppr(li, cfg, qv, routes, exact).ranked["chunk"][:cfg.spread_chunk_k]
+    k, w = cfg.spread_fusion_k, cfg.spread_graph_fusion
+    fused: dict[int, float] = {}
+    for rank, (n, _) in enumerate(chunks):
+        fused[n] = fused.get(n, 0.0) + 1.0 / (k + rank)
+    for rank, (n, _) in enumerate(graph):
+        fused[n] = fused.get(n, 0.0) + w / (k + rank)
+    return sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
 def run_ppr(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact: list[int], engine: str = "scipy") -> Stage3:
