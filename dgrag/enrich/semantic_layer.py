@@ -1,6 +1,8 @@
 """After OpenIE: edges, reference counts, entity and fact vectors, synonymy edges."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from ..config import Settings
@@ -19,7 +21,7 @@ def finalize(store: Store, settings: Settings, embedder, progress: Progress | No
         store.bind_embedder(embedder.model_id, embedder.dim)
         out["embedded_nodes"] = embed_pending(store, embedder, settings, progress)
         out["embedded_facts"] = embed_facts(store, embedder, settings, progress)
-        out["synonymy_edges_added"] = add_synonymy_edges(store, settings)
+        out["synonymy_edges_added"] = add_synonymy_edges(store, settings, embedder)
     return out
 
 
@@ -38,22 +40,33 @@ def embed_facts(store: Store, embedder, settings: Settings, progress: Progress |
     return len(pending)
 
 
-def synonymy_threshold(store: Store, settings: Settings, vectors: np.ndarray) -> float:
+PROBE_TERMS = Path(__file__).with_name("probe_terms.txt")
+
+
+def synonymy_threshold(store: Store, settings: Settings, embedder) -> float:
     """The configured threshold, raised above this embedder's background similarity.
 
-    Under multilingual-e5, random entity pairs average ~0.8 cosine: a fixed 0.8 or even 0.9
-    would link unrelated entities. The 99.9th percentile of random pairs is the floor.
+    Under multilingual-e5, unrelated names average ~0.8 cosine: a fixed 0.8 or even 0.9
+    would link unrelated entities. The floor is the 99th percentile of cosines between
+    unrelated probe terms (a fixed list), so it depends on the embedder only: an incremental
+    run and a full rebuild draw the same edges. Recorded in the index's meta.
     """
-    background = random_pair_similarity(vectors)
-    floor = float(np.quantile(background, 0.999)) if background.size else 0.0
+    key = f"synonymy_threshold:{embedder.model_id}"
+    cached = store.get_meta(key)
+    if cached is not None:
+        return float(cached)
+    terms = PROBE_TERMS.read_text(encoding="utf-8").split()
+    vecs = embedder.embed_passages(terms)
+    background = random_pair_similarity(vecs, n_pairs=4000)
+    floor = float(np.quantile(background, 0.99)) if background.size else 0.0
     effective = max(settings.synonymy_edge_sim_threshold, min(floor, 0.995))
     with store.transaction():
         store.set_meta("synonymy_background_mean", f"{float(background.mean()) if background.size else 0:.4f}")
-        store.set_meta("synonymy_threshold", f"{effective:.4f}")
+        store.set_meta(key, f"{effective:.4f}")
     return effective
 
 
-def add_synonymy_edges(store: Store, settings: Settings) -> int:
+def add_synonymy_edges(store: Store, settings: Settings, embedder) -> int:
     """KNN synonymy edges for entities that have none computed yet (incremental)."""
     new = store.entities_without_synonymy()
     if not new:
@@ -63,7 +76,7 @@ def add_synonymy_edges(store: Store, settings: Settings) -> int:
         with store.transaction():
             store.mark_synonymy_done(new)
         return 0
-    threshold = synonymy_threshold(store, settings, mat)
+    threshold = synonymy_threshold(store, settings, embedder)
     pos = {int(r): i for i, r in enumerate(ids)}
     q_idx = np.array([pos[r] for r in new if r in pos], dtype=np.int64)
     pairs = knn_pairs(mat[q_idx], mat, settings.synonymy_edge_topk, threshold, ids[q_idx], ids)

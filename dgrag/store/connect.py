@@ -81,10 +81,16 @@ def open_connection(path: Path | str, *, readonly: bool = False, timeout: float 
         if not readonly:
             con.execute("PRAGMA journal_mode=WAL")
             con.execute("PRAGMA synchronous=NORMAL")
-        con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        foreign = con.execute(
+            "SELECT type, name FROM sqlite_master WHERE type IN ('trigger', 'view')").fetchall()
     except mod.DatabaseError as exc:
         con.close()
         raise IndexFileError(f"{path} is not a usable SQLite index file: {exc}") from None
+    if foreign:
+        con.close()
+        names = ", ".join(f"{t} {n}" for t, n in foreign[:5])
+        raise IndexFileError(f"{path} contains {names}: dgrag indexes have no triggers or views; "
+                             "refusing to open a crafted file")
     return con
 
 
