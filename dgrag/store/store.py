@@ -352,6 +352,18 @@ class Store(SemanticMixin):
             out.update(self.con.execute(q, part).fetchall())
         return out
 
+    def put_vectors_bulk(self, kind: str, rowids: Sequence[int], vectors: np.ndarray) -> None:
+        """Many vectors in one statement batch (synthetic indexes, imports)."""
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        self.con.executemany(f"INSERT INTO vec_{kind}(rowid, embedding) VALUES (?, ?)",
+                             ((int(r), v.tobytes()) for r, v in zip(rowids, vectors)))
+
+    def insert_nodes_bulk(self, rows: Iterable[tuple]) -> None:
+        """(rowid, id, type, text, breadcrumb, source_path, embed_hash) rows, for synthetic indexes."""
+        self.con.executemany(
+            "INSERT INTO nodes(rowid, id, type, text, breadcrumb, source_path, embed_hash) VALUES (?,?,?,?,?,?,?)",
+            rows)
+
     def knn(self, kind: str, query: np.ndarray, k: int) -> list[tuple[int, float]]:
         """(rowid, cosine similarity) of the k nearest vectors of one type."""
         if k <= 0:

@@ -1,0 +1,235 @@
+"""Benchmarks, side by side in one run: `python -m bench --preset small|seed [--json]`.
+
+P1 ready-to-answer load vs a bare SELECT of the edges; P2 diffusion vs igraph / SciPy PPR;
+P3 sqlite-vec KNN vs numpy; P4 end-to-end retrieval on the ArkUI-X docs; P5 structural
+ingest; P6 enrichment throughput vs the workers/latency bound; P7 incremental vs full index.
+Medians over repeats; ratios are measured in the same run (the machines are shared).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT / "tests"))  # the loopback OpenAI server lives with the tests
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from dgrag.config import Settings  # noqa: E402
+from dgrag.store import Store  # noqa: E402
+
+CORPUS = ROOT.parent / "shared" / "corpus" / "arkui-x-docs"
+EXCERPT = ROOT / "tests" / "fixtures" / "docs"
+
+
+def timed(fn, repeat: int) -> list[float]:
+    out = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t)
+    return out
+
+
+def p1(db: Path, repeat: int) -> dict:
+    from dgrag.retrieve.loaded import load_index
+
+    def bare():
+        with Store(db, readonly=True) as st:
+            st.con.execute("SELECT src, dst, type, weight FROM edges").fetchall()
+
+    sel = statistics.median(timed(bare, repeat))
+    ready = statistics.median(timed(lambda: load_index(db), repeat))
+    return {"ready_s": round(ready, 3), "select_s": round(sel, 3), "ratio_vs_select": round(ready / sel, 2)}
+
+
+def p2(db: Path, repeat: int) -> dict:
+    from dgrag.kernels.diffusion import diffuse
+    from dgrag.kernels.ppr import ppr_igraph, ppr_scipy
+    from dgrag.retrieve.loaded import load_index
+
+    li = load_index(db)
+    rng = np.random.default_rng(1)
+    sim = rng.uniform(0.2, 0.9, li.n_nodes)
+    ents = np.flatnonzero(li.node_type == 5)
+    files = np.flatnonzero(li.node_type == 0)
+    chunks = np.flatnonzero(li.node_type == 1)
+    runs = []
+    for _ in range(repeat):
+        seeds = {int(e): 0.8 for e in rng.choice(ents, 10)} | {int(f): 0.9 for f in rng.choice(files, 5)}
+        mand = rng.choice(chunks, 50)
+        seeds.update({int(c): 1.0 for c in mand})
+        runs.append((seeds, mand))
+    t_diff = [timed(lambda: diffuse(li.ga, sim, s, m), 1)[0] for s, m in runs]
+    adj, g = li.adjacency(), li.igraph()
+
+    def reset(seeds):
+        r = np.zeros(li.n_nodes)
+        for n, w in seeds.items():
+            r[n] = w
+        return r
+
+    t_sp = [timed(lambda: ppr_scipy(adj, reset(s)), 1)[0] for s, _ in runs]
+    t_ig = [timed(lambda: ppr_igraph(g, reset(s)), 1)[0] for s, _ in runs[: max(3, repeat // 4)]]
+    d50, ig50 = statistics.median(t_diff), statistics.median(t_ig)
+    return {"diffusion_p50_ms": round(1000 * d50, 2), "diffusion_p99_ms": round(1000 * float(np.quantile(t_diff, 0.99)), 2),
+            "igraph_ppr_p50_ms": round(1000 * ig50, 2), "scipy_ppr_p50_ms": round(1000 * statistics.median(t_sp), 2),
+            "speedup_vs_igraph_ppr": round(ig50 / d50, 2)}
+
+
+def p3(db: Path, repeat: int) -> dict:
+    with Store(db, readonly=True) as st:
+        ids, mat = st.all_vectors("entity")  # the biggest per-type table
+        rng = np.random.default_rng(2)
+        qs = rng.standard_normal((repeat, mat.shape[1])).astype(np.float32)
+        qs /= np.linalg.norm(qs, axis=1, keepdims=True)
+        t_vec = [timed(lambda: st.knn("entity", q, 100), 1)[0] for q in qs]
+
+    def numpy_knn(q):
+        s = mat @ q
+        idx = np.argpartition(-s, 100)[:100]
+        return idx[np.argsort(-s[idx])]
+
+    t_np = [timed(lambda: numpy_knn(q), 1)[0] for q in qs]
+    v, n = statistics.median(t_vec), statistics.median(t_np)
+    return {"vectors": int(mat.shape[0]), "knn_p50_ms": round(1000 * v, 2), "numpy_p50_ms": round(1000 * n, 2),
+            "ratio_vs_numpy": round(v / n, 2)}
+
+
+QUESTIONS = ["How do I create an application with ACE Tools?", "如何使用 ACE Tools 创建应用？",
+             "What does the @State decorator do?", "如何实现页面跳转？", "How do I build the second page?",
+             "触摸事件有哪些属性？", "ArkTS two-way synchronization $$ syntax", "Android 设备上如何运行应用？"]
+
+
+def p4(db: Path, repeat: int) -> dict:
+    from dgrag.retrieve.retriever import Retriever
+
+    r = Retriever(Settings(db_path=db))
+    r.retrieve("warm up")
+    stages: dict[str, list[float]] = {}
+    total = []
+    for i in range(repeat):
+        res = r.retrieve(QUESTIONS[i % len(QUESTIONS)])
+        total.append(res["timing"]["rag_total"])
+        for k, v in res["timing"].items():
+            stages.setdefault(k, []).append(v)
+    return {"p50_ms": round(1000 * statistics.median(total), 1),
+            "stages_p50_ms": {k: round(1000 * statistics.median(v), 1) for k, v in stages.items()}}
+
+
+def loopback_embedder_env(server) -> dict:
+    return {"embedder": "openai", "embedding_base_url": server.url + "/v1", "embedding_model": "loopback-384"}
+
+
+def p5_p7(docs: Path, work: Path) -> tuple[dict, dict]:
+    """Structural ingest speed, then a full index vs re-indexing after changing one page."""
+    from dgrag.backends.embedders import make_embedder
+    from dgrag.ingest.pipeline import index_folder
+    from openai_server import start_server
+
+    tree = work / "docs"
+    shutil.copytree(docs, tree)
+    s = Settings(db_path=work / "p5.db", docs_root=tree)
+    with Store(s.db_path) as st:
+        t = time.perf_counter()
+        rep = index_folder(s, st)
+        structural = time.perf_counter() - t
+    server = start_server(embedding_dim=384)
+    try:
+        s7 = Settings(db_path=work / "p7.db", docs_root=tree, **loopback_embedder_env(server))
+        emb = make_embedder(s7)
+        with Store(s7.db_path) as st:
+            t = time.perf_counter()
+            index_folder(s7, st, emb)
+            full = time.perf_counter() - t
+            page = sorted(tree.rglob("*.md"))[len(rep.__dict__) % 7]
+            page.write_text(page.read_text(encoding="utf-8") + "\n\n## Changed\n\nOne more paragraph.\n", encoding="utf-8")
+            t = time.perf_counter()
+            inc = index_folder(s7, st, emb)
+            incremental = time.perf_counter() - t
+    finally:
+        server.stop()
+    return ({"files": rep.files_indexed, "seconds": round(structural, 2), "files_per_s": round(rep.files_indexed / structural, 1)},
+            {"pages": rep.files_seen, "full_s": round(full, 2), "incremental_s": round(incremental, 2),
+             "reembedded": inc.embedded, "ratio_vs_full": round(incremental / full, 4)})
+
+
+def p6(db: Path, workers: int, latency: float, items: int) -> dict:
+    from dgrag.backends.llm import LLM
+    from dgrag.enrich.runner import StoreCache, run_step
+    from openai_server import start_server
+
+    server = start_server(latency_s=latency)
+    try:
+        s = Settings(db_path=db, llm_base_url=server.url + "/v1", llm_model="bench", llm_timeout_s=30)
+        with Store(db) as st:
+            llm = LLM.from_settings(s, StoreCache(st))
+            rep = run_step(st, s, "summaries", llm, max_workers=workers, limit=items)
+    finally:
+        server.stop()
+    rate = rep.done / rep.seconds
+    bound = workers / latency
+    return {"workers": workers, "latency_s": latency, "items": rep.done, "items_per_s": round(rate, 1),
+            "bound_per_s": bound, "fraction_of_bound": round(rate / bound, 3)}
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    ap.add_argument("--preset", choices=["small", "seed"], default="small")
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--repeat", type=int, default=None)
+    ap.add_argument("--corpus-db", help="an embedded ArkUI-X index for P4 (default: build the excerpt)")
+    args = ap.parse_args(argv)
+    from bench.synthetic import build
+
+    repeat = args.repeat or (20 if args.preset == "small" else 10)
+    work = Path(tempfile.mkdtemp(prefix="dgrag-bench-"))
+    out: dict = {"preset": args.preset, "machine": f"{os.cpu_count()} cores"}
+    try:
+        syn = build(work / "synthetic.db", args.preset)
+        out.update(nodes=syn.n_nodes, edges=syn.n_edges, synthetic_build_s=round(syn.build_s, 1))
+        out["P1"] = p1(syn.path, max(3, repeat // 4))
+        out["P2"] = p2(syn.path, repeat)
+        out["P3"] = p3(syn.path, repeat)
+        corpus_db = Path(args.corpus_db) if args.corpus_db else _excerpt_index(work)
+        out["P4"] = p4(corpus_db, repeat)
+        docs = CORPUS if (args.preset == "seed" and CORPUS.is_dir()) else EXCERPT
+        out["P5"], out["P7"] = p5_p7(docs, work / "p5")
+        shutil.copy(corpus_db, work / "p6.db")
+        out["P6"] = p6(work / "p6.db", workers=16, latency=0.2, items=128 if args.preset == "small" else 512)
+        out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(json.dumps(out, indent=2) if args.json else _table(out))
+
+
+def _excerpt_index(work: Path) -> Path:
+    from dgrag.backends.embedders import make_embedder
+    from dgrag.ingest.pipeline import index_folder
+
+    s = Settings(db_path=work / "excerpt.db", docs_root=EXCERPT)
+    with Store(s.db_path) as st:
+        index_folder(s, st, make_embedder(s))
+    return s.db_path
+
+
+def _table(out: dict) -> str:
+    lines = [f"preset {out['preset']}: {out['nodes']} nodes, {out['edges']} edges ({out['machine']})"]
+    for k in ("P1", "P2", "P3", "P4", "P5", "P6", "P7"):
+        lines.append(f"{k}: " + ", ".join(f"{a}={b}" for a, b in out[k].items()))
+    lines.append(f"peak RSS {out['peak_rss_mb']} MB")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
