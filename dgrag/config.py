@@ -60,6 +60,10 @@ class RetrievalConfig:
     final_table_k: int = 2
     final_image_k: int = 2
     final_rerank_backend: str = "none"  # none | cross-encoder | llm
+    final_rerank_candidates: int = 20
+    # stage-1 vector search: the loaded in-memory matrices (numpy, default: one consistent
+    # snapshot with the graph, and faster, see bench P3) or the file's sqlite-vec tables
+    vector_search: str = "numpy"  # numpy | sqlite-vec
     verbose: bool = False
 
     def merged(self, overrides: Mapping[str, Any] | None) -> "RetrievalConfig":
@@ -72,9 +76,13 @@ class RetrievalConfig:
             if key not in known:
                 raise ConfigError(f"unknown retrieval parameter: {key!r}")
             changes[key] = _coerce(value, known[key].type, key)
-        if changes.get("method", self.method) not in ("diffusion", "ppr", "dense"):
-            raise ConfigError("method must be one of diffusion, ppr, dense")
-        return dataclasses.replace(self, **changes)
+        merged = dataclasses.replace(self, **changes)
+        for name, allowed in (("method", ("diffusion", "ppr", "dense")),
+                              ("final_rerank_backend", ("none", "cross-encoder", "llm")),
+                              ("vector_search", ("numpy", "sqlite-vec"))):
+            if getattr(merged, name) not in allowed:
+                raise ConfigError(f"{name} must be one of {', '.join(allowed)}")
+        return merged
 
 
 @dataclass

@@ -176,3 +176,16 @@ def test_bad_pages_are_skipped_with_a_reason(indexed, embedder):
     assert "binary" in report.skipped[0][1]
     titles = dict(store.con.execute("SELECT source_path, text FROM nodes WHERE type='file'").fetchall())
     assert titles["gbk.md"] == "标题" and titles["bom.md"] == "BOM page"
+
+
+def test_ssim_check_keeps_true_near_duplicates_merged(settings):
+    from dataclasses import replace
+
+    s = replace(settings, enable_image_dedup_ssim=True, image_dedup_hash_method="phash")
+    with Store(s.db_path) as st:
+        report = index_folder(s, st)  # structure only: no embedder
+        figures = s.docs_root / "en/application-dev/quick-start/figures"
+        small = hashlib.sha256((figures / "newPage-small.png").read_bytes()).hexdigest()
+        full = hashlib.sha256((figures / "newPage.png").read_bytes()).hexdigest()
+        assert st.image_representative(small) == full
+    assert report.images_merged >= 5

@@ -152,7 +152,7 @@ def test_hand_made_nasties_are_reported_and_the_rest_indexed(tmp_path):
     assert "etc/passwd" in problems or "outside the docs root" in problems
 
 
-@hsettings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@hsettings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.text(alphabet=st.sampled_from(list("#`*_>-|[]()!<>/\\ \n\t:.aZ中文0123456789\r\ufeff")), max_size=400))
 def test_generated_markdown_never_crashes_the_parser(text):
     page = parse_page("gen/page.md", text)

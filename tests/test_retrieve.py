@@ -85,3 +85,23 @@ def test_cli_stats_json_shape(fixture_index, capsys):
     out = json.loads(capsys.readouterr().out)
     assert set(out) == {"nodes", "edges", "vectors", "size_bytes"}
     assert out["nodes"]["file"] == 11 and out["vectors"]["chunk"] == out["nodes"]["chunk"]
+
+
+def test_sqlite_vec_route_agrees_with_the_in_memory_one(retriever):
+    q = "如何使用 ACE Tools 创建应用？"
+    a = retriever.retrieve(q, {"method": "dense"})
+    b = retriever.retrieve(q, {"method": "dense", "vector_search": "sqlite-vec"})
+    assert [c["id"] for c in a["chunks"][:5]] == [c["id"] for c in b["chunks"][:5]]
+
+
+def test_llm_final_rerank_follows_the_model(fixture_index, embedder, openai_server_factory):
+    def ranker(request):
+        return '{"ranking": [2, 0]}'
+
+    server = openai_server_factory(ranker)
+    s = Settings(db_path=fixture_index[0].db_path, llm_base_url=server.url + "/v1", llm_model="m", llm_timeout_s=5)
+    r = Retriever(s, embedder=embedder)
+    base = r.retrieve("ACE Tools create", {"final_rerank_backend": "none"})["chunks"]
+    llm = r.retrieve("ACE Tools create", {"final_rerank_backend": "llm"})["chunks"]
+    assert [c["id"] for c in llm[:2]] == [base[2]["id"], base[0]["id"]]
+    assert server.chat_calls == 1

@@ -93,7 +93,7 @@ def import_openie(store: Store, path: Path, progress=None) -> dict:
     if not isinstance(docs, list):
         raise DgragError(f"{path}: expected {{'docs': [...]}} in HippoRAG's OpenIE format")
     chunks = _passage_chunks(store)
-    matched = triples = entities = 0
+    matched = triples = entities = malformed = 0
     unmatched = []
     with store.transaction():
         for idx, doc in enumerate(docs):
@@ -102,9 +102,10 @@ def import_openie(store: Store, path: Path, progress=None) -> dict:
                 unmatched.append(idx)
                 continue
             ents = [(_clean(e), "") for e in _as_list(doc.get("extracted_entities")) if _clean(e)]
-            trip = [tuple(_clean(x) for x in t) for t in _as_list(doc.get("extracted_triples"))
-                    if isinstance(t, (list, tuple)) and len(t) == 3]
+            raw = _as_list(doc.get("extracted_triples"))
+            trip = [tuple(_clean(x) for x in t) for t in raw if isinstance(t, (list, tuple)) and len(t) == 3]
             trip = [t for t in trip if all(t)]
+            malformed += len(raw) - len(trip)  # not (head, relation, tail): reported, not guessed at
             write_semantics(store, chunk["rowid"], ents, trip, chunk["language"] or "en", "import")
             store.log_enrich(chunk["rowid"], "openie", "done", "imported", 0,
                              input_hash("openie", openie_input(chunk)))
@@ -114,7 +115,7 @@ def import_openie(store: Store, path: Path, progress=None) -> dict:
             if progress:
                 progress("import openie", idx + 1, len(docs))
     return {"docs": len(docs), "matched": matched, "unmatched": unmatched[:20], "n_unmatched": len(unmatched),
-            "entities": entities, "triples": triples}
+            "entities": entities, "triples": triples, "malformed_triples": malformed}
 
 
 def _passage_chunks(store: Store) -> dict[int, dict]:

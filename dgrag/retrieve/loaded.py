@@ -78,17 +78,15 @@ def load_index(path: Path | str) -> LoadedIndex:
     t0 = time.perf_counter()
     with Store(path, readonly=True) as store:
         meta = store.all_meta()
-        rowids, types = store.node_table()
-        node_type = np.array([NODE_TYPE_CODES[t] for t in types], dtype=np.uint8)
+        rowids, node_type = store.node_table(NODE_TYPE_CODES)
         tmp = _Partial(rowids)
-        src, dst, etypes, weight = store.edge_table()
-        codes = np.array([EDGE_TYPE_CODES.get(t, EDGE_TYPE_CODES["other"]) for t in etypes], dtype=np.uint8)
+        src, dst, codes, weight = store.edge_table(EDGE_TYPE_CODES, EDGE_TYPE_CODES["other"])
         s_idx, d_idx = tmp.index_of(src), tmp.index_of(dst)
         ok = (s_idx >= 0) & (d_idx >= 0)
-        ga = build_graph_arrays(len(rowids), s_idx[ok], d_idx[ok], codes[ok], weight[ok], node_type)
+        ga = build_graph_arrays(rowids.size, s_idx[ok], d_idx[ok], codes[ok], weight[ok], node_type)
         dim = int(meta.get("embedding_dim") or 0)
-        node_vec = np.zeros((len(rowids), dim), dtype=np.float32)
-        has_vec = np.zeros(len(rowids), dtype=bool)
+        node_vec = np.zeros((rowids.size, dim), dtype=np.float32)
+        has_vec = np.zeros(rowids.size, dtype=bool)
         type_rows = {}
         if dim:
             for kind in VECTOR_TYPES:
@@ -106,9 +104,9 @@ def load_index(path: Path | str) -> LoadedIndex:
         sel = np.array([order.get(int(r), -1) for r in facts[:, 0]], dtype=np.int64)
         keep = sel >= 0
         facts, fact_vec = facts[keep], (fact_mat[sel[keep]] if fact_mat.size else np.zeros((0, dim), np.float32))
-        entity_by_name = {name: int(i) for (r, name), i in
-                          zip(store.entity_names(), tmp.index_of(np.array([r for r, _ in store.entity_names()],
-                                                                          dtype=np.int64))) if i >= 0 and name}
+        names = store.entity_names()
+        idx = tmp.index_of(np.array([r for r, _ in names], dtype=np.int64))
+        entity_by_name = {name: int(i) for (_, name), i in zip(names, idx) if i >= 0 and name}
     return LoadedIndex(
         path=Path(path), meta=meta, rowids=rowids, node_type=node_type, ga=ga, node_vec=node_vec,
         has_vec=has_vec, type_rows=type_rows, fact_rowids=facts[:, 0], fact_head=tmp.index_of(facts[:, 1]),

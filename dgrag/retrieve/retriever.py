@@ -13,7 +13,7 @@ from ..store import Store
 from .context import build_items, merge_context
 from .loaded import IndexHandle, LoadedIndex
 from .methods import COLLECT, Stage3, run_dense, run_diffusion, run_ppr
-from .stages import Route, match_entities, recall_facts, recall_nodes, rerank
+from .stages import Route, match_entities, recall_facts, recall_nodes, recall_nodes_sqlite_vec, rerank
 
 
 class Retriever:
@@ -67,12 +67,17 @@ class Retriever:
 
     # ---- stages ------------------------------------------------------------------------
     def _recall(self, li: LoadedIndex, qv: np.ndarray, cfg: RetrievalConfig) -> dict[str, Route]:
+        if cfg.vector_search == "sqlite-vec":
+            def nodes(kind, k):
+                return recall_nodes_sqlite_vec(self._store(), li, qv, kind, k)
+        else:
+            def nodes(kind, k):
+                return recall_nodes(li, qv, kind, k)
         routes = {"fact": recall_facts(li, qv, cfg.fact_candidate_k),
-                  "file": recall_nodes(li, qv, "file", cfg.file_candidate_k),
-                  "chunk": recall_nodes(li, qv, "chunk", cfg.chunk_candidate_k)}
+                  "file": nodes("file", cfg.file_candidate_k), "chunk": nodes("chunk", cfg.chunk_candidate_k)}
         if cfg.method == "dense":  # no graph to reach code / tables / images: recall them directly
             for kind, k in (("code", cfg.spread_code_k), ("table", cfg.spread_table_k), ("image", cfg.spread_image_k)):
-                routes[kind] = recall_nodes(li, qv, kind, k * 4)
+                routes[kind] = nodes(kind, k * 4)
         return routes
 
     def _rerank(self, li: LoadedIndex, query: str, routes: dict[str, Route], cfg: RetrievalConfig) -> dict[str, Route]:
@@ -106,6 +111,8 @@ class Retriever:
             ranked = stage3.ranked.get(kind, [])
             if cfg.final_rerank_backend == "cross-encoder" and ranked:
                 ranked = self._cross_rerank(li, query, ranked[:max(quotas[kind] * 3, 20)])
+            elif cfg.final_rerank_backend == "llm" and ranked and kind == "chunk":
+                ranked = self._llm_rerank(li, query, ranked[:cfg.final_rerank_candidates])
             finals[kind] = ranked[:quotas[kind]]
         return finals
 
@@ -118,6 +125,28 @@ class Retriever:
         scores = rr.score(query, texts, np.array([s for _, s in ranked]))
         order = np.argsort(-scores, kind="stable")
         return [(ranked[i][0], float(scores[i])) for i in order]
+
+    def _llm_rerank(self, li, query: str, ranked):
+        """The seed's final rerank by an LLM: numbered candidates in, {"ranking": [...]} out.
+        Without an LLM, or on a failed call, the stage-3 order stands."""
+        from ..answer import chat_llm, language_of
+        from ..errors import LLMError
+        from ..prompts import render
+
+        llm = chat_llm(self.settings)
+        if llm is None:
+            return ranked
+        nodes = {n["rowid"]: n for n in self._store().nodes_by_rowids(li.rowids[[i for i, _ in ranked]].tolist())}
+        lines = [f"[{k}] {embed_text(nodes[int(li.rowids[i])], 400)}" for k, (i, _) in enumerate(ranked)
+                 if int(li.rowids[i]) in nodes]
+        prompt = render("final_rerank", language_of(query), question=query, candidates="\n".join(lines))
+        try:
+            order = llm.complete_json([{"role": "user", "content": prompt}]).get("ranking", [])
+        except (LLMError, AttributeError):
+            return ranked
+        picked = [int(k) for k in order if isinstance(k, int) and 0 <= k < len(ranked)]
+        seen = list(dict.fromkeys(picked))
+        return [ranked[k] for k in seen] + [r for k, r in enumerate(ranked) if k not in set(seen)]
 
     def _trace(self, li: LoadedIndex, routes, exact, stage3: Stage3) -> dict:
         def ids(idx):

@@ -39,6 +39,15 @@ def recall_nodes(li: LoadedIndex, qv: np.ndarray, kind: str, k: int) -> Route:
     return Route(kind, rows[pos], vals)
 
 
+def recall_nodes_sqlite_vec(store, li: LoadedIndex, qv: np.ndarray, kind: str, k: int) -> Route:
+    """The same route through the file's vec0 table (nodes unknown to the snapshot dropped)."""
+    hits = store.knn(kind, qv, k)
+    idx = li.index_of(np.array([r for r, _ in hits], dtype=np.int64))
+    sims = np.array([s for _, s in hits], dtype=np.float32)
+    keep = idx >= 0
+    return Route(kind, idx[keep], sims[keep])
+
+
 def recall_facts(li: LoadedIndex, qv: np.ndarray, k: int) -> Route:
     if li.fact_vec.shape[0] == 0 or k <= 0:
         return Route("fact", np.zeros(0, np.int64), np.zeros(0, np.float32))
