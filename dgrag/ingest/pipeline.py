@@ -222,8 +222,6 @@ class Indexer:
         for n in out:
             n["summary_source"] = "extractive"
             n["source_url"] = source_url(self.s, page.path, n.get("line_start"), n.get("line_end"))
-        # the summary is part of what a node is: a changed summary input changes its hash
-        page.contains[:0] = []  # file -> top chunks are already in page.contains
         return out
 
     def _image_edges(self, page: ParsedPage, rowid_of: dict[str, int]) -> list[tuple[int, int, str, float]]:
