@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 
 from dgrag.backends.llm import LLM
 from dgrag.cli import main

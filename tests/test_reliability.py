@@ -1,7 +1,6 @@
 """Crash safety, hostile input, confinement, foreign index files, concurrency, the public demo."""
 from __future__ import annotations
 
-import io
 import os
 import random
 import shutil

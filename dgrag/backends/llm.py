@@ -14,8 +14,6 @@ on top of the `openai` client:
 """
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 import logging
 import random
@@ -23,11 +21,12 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field
-from email.utils import parsedate_to_datetime
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Protocol, Sequence, runtime_checkable
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import ConfigError, LLMError
+from .llm_wire import (  # noqa: F401 - re-exported: callers import them from here
+    LLMCache, MemoryCache, _FENCE_RE, _MISSING, _THINK_RE, _TRAILING_COMMA_RE, _canonical, _extract_outermost, _host, _json_default, _norm_messages, _norm_tools, _parse_retry_after, _try_loads, cache_key, image_part, parse_json,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..config import Settings
@@ -37,216 +36,6 @@ log = logging.getLogger(__name__)
 JSON_RESPONSE_FORMAT: dict[str, str] = {"type": "json_object"}
 _RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
 _BAD_OUTPUT = frozenset({"invalid_json", "truncated"})
-
-
-# ---------------------------------------------------------------------------------------------
-# cache
-# ---------------------------------------------------------------------------------------------
-@runtime_checkable
-class LLMCache(Protocol):
-    """Where successful responses are kept (the key is `cache_key(...)`)."""
-
-    def get(self, key: str) -> str | None: ...
-
-    def put(self, key: str, model: str, response: str) -> None: ...
-
-
-class MemoryCache:
-    """An in-process `LLMCache` (a dict behind a lock)."""
-
-    def __init__(self) -> None:
-        self._data: dict[str, tuple[str, str]] = {}
-        self._lock = threading.Lock()
-
-    def get(self, key: str) -> str | None:
-        with self._lock:
-            hit = self._data.get(key)
-        return None if hit is None else hit[1]
-
-    def put(self, key: str, model: str, response: str) -> None:
-        with self._lock:
-            self._data[key] = (model, response)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._data.clear()
-
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self._data)
-
-    def __contains__(self, key: object) -> bool:
-        with self._lock:
-            return key in self._data
-
-
-def _json_default(obj: Any) -> Any:
-    if isinstance(obj, (bytes, bytearray, memoryview)):
-        return base64.b64encode(bytes(obj)).decode("ascii")
-    if hasattr(obj, "model_dump"):
-        return obj.model_dump(exclude_none=True)
-    if isinstance(obj, (set, frozenset)):
-        return sorted(obj, key=repr)
-    return str(obj)
-
-
-def _canonical(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_json_default)
-
-
-def cache_key(model: str, messages: Sequence[Mapping[str, Any]] | str, params: Mapping[str, Any] | None) -> str:
-    """sha256 (hex) of a canonical JSON of the model, the messages (image parts included) and
-    the request parameters (temperature, max_tokens, response_format, tools, ...; None values
-    are dropped, so a missing and a None parameter give the same key)."""
-    norm_params: dict[str, Any] = {}
-    for k, v in (params or {}).items():
-        if v is None:
-            continue
-        if k == "temperature":
-            v = float(v)
-        norm_params[k] = v
-    payload = {"model": model, "messages": _norm_messages(messages), "params": norm_params}
-    return hashlib.sha256(_canonical(payload).encode("utf-8")).hexdigest()
-
-
-# ---------------------------------------------------------------------------------------------
-# helpers
-# ---------------------------------------------------------------------------------------------
-_THINK_RE = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL | re.IGNORECASE)
-_FENCE_RE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n?(.*?)(?:```|$)", re.DOTALL)
-_TRAILING_COMMA_RE = re.compile(r",\s*([}\]])")
-_MISSING = object()
-
-
-def _try_loads(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
-        return _MISSING
-
-
-def _extract_outermost(text: str) -> Any:
-    """The outermost {...} or [...] of `text` that parses (earliest opener first)."""
-    decoder = json.JSONDecoder()
-    starts = sorted(i for i in (text.find("{"), text.find("[")) if i >= 0)
-    for start in starts:
-        closer = "}" if text[start] == "{" else "]"
-        end = text.rfind(closer)
-        if end > start:
-            for candidate in (text[start:end + 1], _TRAILING_COMMA_RE.sub(r"\1", text[start:end + 1])):
-                value = _try_loads(candidate)
-                if value is not _MISSING:
-                    return value
-        try:
-            return decoder.raw_decode(text, start)[0]
-        except (ValueError, RecursionError):
-            continue
-    return _MISSING
-
-
-def parse_json(text: str | None) -> Any:
-    """Tolerant JSON reading of a model's output.
-
-    Drops `<think>...</think>` blocks and ```json fences, then parses the whole text, else the
-    outermost {...} or [...] it contains. Raises ValueError (with a short reason) when there is
-    no valid JSON -- e.g. output truncated mid-object.
-    """
-    if text is None:
-        raise ValueError("no output")
-    if not isinstance(text, str):
-        raise ValueError(f"expected text, got {type(text).__name__}")
-    stripped = _THINK_RE.sub("", text).strip()
-    candidates: list[str] = []
-    for m in _FENCE_RE.finditer(stripped):
-        body = m.group(2).strip()
-        if body:
-            candidates.append(body)
-    candidates.append(stripped)
-    for c in candidates:
-        value = _try_loads(c)
-        if value is not _MISSING:
-            return value
-    for c in candidates:
-        value = _extract_outermost(c)
-        if value is not _MISSING:
-            return value
-    if not stripped:
-        raise ValueError("empty output")
-    snippet = stripped if len(stripped) <= 80 else stripped[:60] + " ... " + stripped[-15:]
-    raise ValueError(f"no valid JSON in output ({len(stripped)} chars): {snippet!r}")
-
-
-def image_part(data: bytes, mime: str = "image/png") -> dict[str, Any]:
-    """A chat content part carrying an image as a base64 data URL (for vision models)."""
-    if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise TypeError("image_part needs bytes")
-    mime = (mime or "image/png").strip().lower()
-    if "/" not in mime:
-        mime = "image/" + mime
-    b64 = base64.b64encode(bytes(data)).decode("ascii")
-    return {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{b64}"}}
-
-
-def _norm_messages(messages: Sequence[Mapping[str, Any]] | str) -> list[dict[str, Any]]:
-    if isinstance(messages, str):
-        return [{"role": "user", "content": messages}]
-    out = []
-    for m in messages:
-        if not isinstance(m, Mapping):
-            raise TypeError(f"a chat message must be a dict, got {type(m).__name__}")
-        out.append(dict(m))
-    if not out:
-        raise ValueError("no messages")
-    return out
-
-
-def _norm_tools(tools: Iterable[Mapping[str, Any]] | None) -> list[dict[str, Any]] | None:
-    """OpenAI tool specs; a bare {"name", "parameters", ...} function spec is wrapped."""
-    if not tools:
-        return None
-    out = []
-    for t in tools:
-        t = dict(t)
-        if t.get("type") == "function" or "function" in t:
-            t.setdefault("type", "function")
-            out.append(t)
-        elif "name" in t:
-            out.append({"type": "function", "function": t})
-        else:
-            raise ValueError(f"not a tool spec: {t!r}")
-    return out
-
-
-def _host(url: str) -> str:
-    """The host[:port] of a URL (never its user-info or query, which may hold secrets)."""
-    try:
-        parts = urlsplit(url)
-        return parts.hostname + (f":{parts.port}" if parts.port else "") if parts.hostname else "?"
-    except ValueError:
-        return "?"
-
-
-def _parse_retry_after(headers: Any) -> float | None:
-    if headers is None:
-        return None
-    try:
-        ms = headers.get("retry-after-ms")
-        if ms is not None:
-            return max(0.0, float(ms) / 1000.0)
-    except (TypeError, ValueError):
-        pass
-    raw = headers.get("retry-after")
-    if raw is None:
-        return None
-    try:
-        return max(0.0, float(raw))
-    except (TypeError, ValueError):
-        pass
-    try:
-        when = parsedate_to_datetime(raw)
-        return max(0.0, when.timestamp() - time.time())
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
 
 
 @dataclass

@@ -617,7 +617,6 @@ def _commands(text: str) -> list[_Mention]:
                 keep.append(a)
             else:
                 break
-        surface = prog + " " + " ".join(keep)
         end = m.start() + len(prog)
         for a in keep:
             end = text.index(a, end) + len(a)
@@ -777,7 +776,7 @@ _EN_BAD_SUBJ = {"this", "it", "that", "there", "these", "those", "they", "what",
 _ZH_DEF = re.compile(
     r"(?P<x>[^,，。;；:：!！?？、\n]{1,30}?)"
     r"(?P<rel>是指|指的是|是(?!否)|指(?![定出向令南针标明])|即(?![可使将便时刻])|用于|称为|表示)"
-    rf"(?P<y>[^,，。;；:：!！?？\n]{{2,60}})"
+    r"(?P<y>[^,，。;；:：!！?？\n]{2,60})"
 )
 _EN_API_VERB = re.compile(
     r"^(?P<v>Defines|Enumerates|Implements|Describes|Provides|Represents|Indicates|Specifies|Obtains|Creates|"

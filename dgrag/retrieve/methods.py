@@ -118,7 +118,7 @@ def _fuse_with_graph(li, cfg: RetrievalConfig, qv, routes, exact, chunks: list[t
 
 def run_ppr(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact: list[int], engine: str = "scipy") -> Stage3:
     """HippoRAG 2: entity seeds from the top facts, passages at weight 0.05 of their dense score."""
-    facts, chunks = routes["fact"], routes["chunk"]
+    facts = routes["fact"]
     reset = np.zeros(li.n_nodes)
     top = facts.ids[:cfg.fact_seed_k]
     if top.size:
