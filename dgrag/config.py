@@ -45,6 +45,7 @@ class RetrievalConfig:
     spread_per_node_neighbor_limit: int = 96
     spread_max_frontier_size: int = 20000
     spread_min_enqueue_score: float = 0.01
+    spread_engine: str = "jit"  # jit (numba-compiled loop) | python (the reference kernel)
     # evidence: how much graph support (facts / entities pointing at a passage) lifts it
     spread_evidence_weight: float = 0.5
     # multi-hop support: fuse the diffusion's chunk ranking with a PPR ranking from the same
@@ -79,7 +80,7 @@ class RetrievalConfig:
         merged = dataclasses.replace(self, **changes)
         for name, allowed in (("method", ("diffusion", "ppr", "dense")),
                               ("final_rerank_backend", ("none", "cross-encoder", "llm")),
-                              ("vector_search", ("numpy", "sqlite-vec"))):
+                              ("vector_search", ("numpy", "sqlite-vec")), ("spread_engine", ("jit", "python"))):
             if getattr(merged, name) not in allowed:
                 raise ConfigError(f"{name} must be one of {', '.join(allowed)}")
         return merged

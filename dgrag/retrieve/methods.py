@@ -90,7 +90,8 @@ def run_diffusion(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact:
     res = diffuse(li.ga, sim, seeds, mandatory, quotas=quotas, max_expansions=cfg.spread_max_expansions,
                   per_node_neighbor_limit=cfg.spread_per_node_neighbor_limit,
                   max_frontier_size=cfg.spread_max_frontier_size, min_enqueue_score=cfg.spread_min_enqueue_score,
-                  time_budget_s=cfg.spread_time_budget_s, evidence_weight=cfg.spread_evidence_weight, evidence=ev)
+                  time_budget_s=cfg.spread_time_budget_s, evidence_weight=cfg.spread_evidence_weight, evidence=ev,
+                  engine=cfg.spread_engine)
     ranked = _by_type(li, res.nodes, res.scores)
     if cfg.spread_graph_fusion > 0 and facts.ids.size:
         ranked["chunk"] = _fuse_with_graph(li, cfg, qv, routes, exact, ranked["chunk"])

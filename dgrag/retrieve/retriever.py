@@ -28,6 +28,11 @@ class Retriever:
         self.embedder = embedder or make_embedder(settings)
         self.reranker = reranker or make_reranker(settings)
         self._local = threading.local()
+        if settings.retrieval.spread_engine == "jit":
+            from ..kernels import diffusion_jit
+
+            if diffusion_jit.available():
+                diffusion_jit.warm_up()  # compile before the first question, not during it
 
     def _store(self) -> Store:
         """One read-only connection per thread (SQLite connections are not shared)."""
