@@ -23,9 +23,9 @@ class LoadedIndex:
     rowids: np.ndarray            # graph index -> node rowid (ascending)
     node_type: np.ndarray         # uint8 code per graph index
     ga: GraphArrays
-    node_vec: np.ndarray          # float32 (n, d): each node's vector, zeros if none
-    has_vec: np.ndarray           # bool per node
-    type_rows: dict[str, np.ndarray]   # kind -> graph indices of nodes of that kind with a vector
+    vec_idx: np.ndarray           # graph index of each row of vec_mat (grouped by kind)
+    vec_mat: np.ndarray           # float32 (rows, d): the vectors, only of nodes that have one
+    type_slices: dict[str, tuple[int, int]]  # kind -> its rows [a, b) in vec_idx / vec_mat
     fact_rowids: np.ndarray
     fact_head: np.ndarray         # graph index of head entity
     fact_tail: np.ndarray
@@ -39,6 +39,17 @@ class LoadedIndex:
     @property
     def n_nodes(self) -> int:
         return int(self.rowids.shape[0])
+
+    def similarity(self, qv: np.ndarray) -> np.ndarray:
+        """Cosine of every node to the query (0 for nodes without a vector)."""
+        sim = np.zeros(self.n_nodes, dtype=np.float64)
+        if self.vec_mat.size:
+            sim[self.vec_idx] = self.vec_mat @ qv
+        return sim
+
+    def type_rows(self, kind: str) -> np.ndarray:
+        a, b = self.type_slices.get(kind, (0, 0))
+        return self.vec_idx[a:b]
 
     @property
     def n_edges(self) -> int:
@@ -85,19 +96,7 @@ def load_index(path: Path | str) -> LoadedIndex:
         ok = (s_idx >= 0) & (d_idx >= 0)
         ga = build_graph_arrays(rowids.size, s_idx[ok], d_idx[ok], codes[ok], weight[ok], node_type)
         dim = int(meta.get("embedding_dim") or 0)
-        node_vec = np.zeros((rowids.size, dim), dtype=np.float32)
-        has_vec = np.zeros(rowids.size, dtype=bool)
-        type_rows = {}
-        if dim:
-            for kind in VECTOR_TYPES:
-                if kind == "fact":
-                    continue
-                ids, mat = store.all_vectors(kind)
-                idx = tmp.index_of(ids)
-                good = idx >= 0
-                node_vec[idx[good]] = mat[good]
-                has_vec[idx[good]] = True
-                type_rows[kind] = np.sort(idx[good])
+        vec_idx, vec_mat, type_slices = _node_vectors(store, tmp, dim)
         facts = np.array(store.all_facts(), dtype=np.int64).reshape(-1, 4)
         fact_ids, fact_mat = store.all_vectors("fact") if dim else (np.zeros(0, np.int64), np.zeros((0, 0), np.float32))
         order = {int(r): i for i, r in enumerate(fact_ids)}
@@ -108,10 +107,30 @@ def load_index(path: Path | str) -> LoadedIndex:
         idx = tmp.index_of(np.array([r for r, _ in names], dtype=np.int64))
         entity_by_name = {name: int(i) for (_, name), i in zip(names, idx) if i >= 0 and name}
     return LoadedIndex(
-        path=Path(path), meta=meta, rowids=rowids, node_type=node_type, ga=ga, node_vec=node_vec,
-        has_vec=has_vec, type_rows=type_rows, fact_rowids=facts[:, 0], fact_head=tmp.index_of(facts[:, 1]),
+        path=Path(path), meta=meta, rowids=rowids, node_type=node_type, ga=ga, vec_idx=vec_idx,
+        vec_mat=vec_mat, type_slices=type_slices, fact_rowids=facts[:, 0], fact_head=tmp.index_of(facts[:, 1]),
         fact_tail=tmp.index_of(facts[:, 2]), fact_chunk=tmp.index_of(facts[:, 3]), fact_vec=fact_vec,
         entity_by_name=entity_by_name, load_seconds=time.perf_counter() - t0)
+
+
+def _node_vectors(store: Store, tmp: "_Partial", dim: int):
+    """Only the vectors that exist, kind after kind, in one compact matrix (no zero rows)."""
+    parts_idx, parts_mat, slices, start = [], [], {}, 0
+    if dim:
+        for kind in VECTOR_TYPES:
+            if kind == "fact":
+                continue
+            ids, mat = store.all_vectors(kind)
+            idx = tmp.index_of(ids)
+            good = idx >= 0
+            order = np.argsort(idx[good], kind="stable")
+            parts_idx.append(idx[good][order])
+            parts_mat.append(mat[good][order])
+            slices[kind] = (start, start + int(good.sum()))
+            start += int(good.sum())
+    if not parts_idx:
+        return np.zeros(0, np.int64), np.zeros((0, dim), np.float32), {}
+    return np.concatenate(parts_idx), np.concatenate(parts_mat), slices
 
 
 class _Partial:
@@ -125,6 +144,17 @@ class _Partial:
     @property
     def n_nodes(self) -> int:
         return int(self.rowids.shape[0])
+
+    def similarity(self, qv: np.ndarray) -> np.ndarray:
+        """Cosine of every node to the query (0 for nodes without a vector)."""
+        sim = np.zeros(self.n_nodes, dtype=np.float64)
+        if self.vec_mat.size:
+            sim[self.vec_idx] = self.vec_mat @ qv
+        return sim
+
+    def type_rows(self, kind: str) -> np.ndarray:
+        a, b = self.type_slices.get(kind, (0, 0))
+        return self.vec_idx[a:b]
 
 
 class IndexHandle:

@@ -27,7 +27,7 @@ class Stage3:
 
 def node_similarity(li: LoadedIndex, qv: np.ndarray, chunks: Route) -> np.ndarray:
     """sim(node, q) for every node: cosine, with the reranked chunks on the cosine scale."""
-    sim = np.clip(li.node_vec @ qv, 0.0, None).astype(np.float64)
+    sim = np.clip(li.similarity(qv), 0.0, None)
     if chunks.ids.size:
         sim[chunks.ids] = on_cosine_scale(chunks)
     return sim
@@ -131,8 +131,8 @@ def run_ppr(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact: list[
                     reset[e] = max(reset[e], w / max(1, _passage_degree(li, e)))
     for e in exact:
         reset[e] = max(reset[e], 1.0 / max(1, _passage_degree(li, e)))
-    dense = np.clip(li.node_vec @ qv, 0.0, None)
-    rows = li.type_rows.get("chunk", np.zeros(0, np.int64))
+    dense = np.clip(li.similarity(qv), 0.0, None)
+    rows = li.type_rows("chunk")
     if rows.size:
         d = dense[rows]
         d = (d - d.min()) / (d.max() - d.min()) if d.max() > d.min() else np.ones_like(d)

@@ -31,12 +31,11 @@ class Route:
 
 
 def recall_nodes(li: LoadedIndex, qv: np.ndarray, kind: str, k: int) -> Route:
-    rows = li.type_rows.get(kind, np.zeros(0, np.int64))
-    if rows.size == 0 or k <= 0:
+    a, b = li.type_slices.get(kind, (0, 0))
+    if b <= a or k <= 0:
         return Route(kind, np.zeros(0, np.int64), np.zeros(0, np.float32))
-    sims = li.node_vec[rows] @ qv
-    pos, vals = topk(sims, k)
-    return Route(kind, rows[pos], vals)
+    pos, vals = topk(li.vec_mat[a:b] @ qv, k)
+    return Route(kind, li.vec_idx[a:b][pos], vals)
 
 
 def recall_nodes_sqlite_vec(store, li: LoadedIndex, qv: np.ndarray, kind: str, k: int) -> Route:
