@@ -66,12 +66,29 @@ def synonymy_threshold(store: Store, settings: Settings, embedder) -> float:
     return effective
 
 
+def embed_entity_names(store: Store, embedder, settings: Settings) -> int:
+    """Name-only vectors: synonymy is about what an entity is called (as in HippoRAG)."""
+    from ..store.store import NAME_VECTORS
+
+    pending = store.entities_without_name_vector()
+    bs = max(1, settings.embedding_batch_size) * 4  # names are short
+    for i in range(0, len(pending), bs):
+        batch = pending[i:i + bs]
+        vecs = embedder.embed_passages([name[:100] for _, name in batch])
+        with store.transaction():
+            store.put_vectors_bulk(NAME_VECTORS, [r for r, _ in batch], vecs)
+    return len(pending)
+
+
 def add_synonymy_edges(store: Store, settings: Settings, embedder) -> int:
     """KNN synonymy edges for entities that have none computed yet (incremental)."""
+    from ..store.store import NAME_VECTORS
+
+    embed_entity_names(store, embedder, settings)
     new = store.entities_without_synonymy()
     if not new:
         return 0
-    ids, mat = store.all_vectors("entity")
+    ids, mat = store.all_vectors(NAME_VECTORS)
     if ids.size < 2:
         with store.transaction():
             store.mark_synonymy_done(new)

@@ -117,9 +117,15 @@ class SemanticMixin:
         return self.con.execute("SELECT rowid, content_hash FROM nodes WHERE type='entity'").fetchall()
 
     # ---- synonymy -----------------------------------------------------------------------
+    def entities_without_name_vector(self) -> list[tuple[int, str]]:
+        """(rowid, display name) of entities whose name has no vector yet."""
+        return self.con.execute(
+            "SELECT rowid, breadcrumb FROM nodes WHERE type='entity' "
+            "AND rowid NOT IN (SELECT rowid FROM vec_entity_name) ORDER BY rowid").fetchall()
+
     def entities_without_synonymy(self) -> list[int]:
         return [r for (r,) in self.con.execute(
-            "SELECT n.rowid FROM nodes n JOIN vec_entity v ON v.rowid = n.rowid WHERE n.type='entity' "
+            "SELECT n.rowid FROM nodes n JOIN vec_entity_name v ON v.rowid = n.rowid WHERE n.type='entity' "
             "AND n.rowid NOT IN (SELECT entity FROM synonymy_done) ORDER BY n.rowid")]
 
     def mark_synonymy_done(self, rowids: Sequence[int]) -> None:

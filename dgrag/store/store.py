@@ -16,6 +16,9 @@ from .semantic import SemanticMixin
 
 NODE_TYPES = ("file", "chunk", "code", "table", "image", "entity")
 VECTOR_TYPES = NODE_TYPES + ("fact",)
+# entity names alone, for synonymy edges: "name: description" vectors of entities described by
+# one shared sentence are near-identical whatever the names say
+NAME_VECTORS = "entity_name"
 NODE_COLUMNS = (
     "id", "type", "text", "summary", "summary_source", "breadcrumb", "source_path",
     "line_start", "line_end", "source_url", "language", "content_hash", "meta",
@@ -89,6 +92,9 @@ class Store(SemanticMixin):
                 self._create_vector_tables(dim)
             return
         self.check_embedder(model_id, dim)
+        if not self.con.execute(f"SELECT 1 FROM sqlite_master WHERE name='vec_{NAME_VECTORS}'").fetchone():
+            with self.transaction():
+                self._create_vector_tables(dim)  # a file from before the name vectors existed
 
     def check_embedder(self, model_id: str, dim: int) -> None:
         have_model, have_dim = self.get_meta("embedding_model"), self.get_meta("embedding_dim")
@@ -102,7 +108,7 @@ class Store(SemanticMixin):
             )
 
     def _create_vector_tables(self, dim: int) -> None:
-        for t in VECTOR_TYPES:
+        for t in VECTOR_TYPES + (NAME_VECTORS,):
             self.con.execute(
                 f"CREATE VIRTUAL TABLE IF NOT EXISTS vec_{t} USING vec0("
                 f"embedding float[{int(dim)}] distance_metric=cosine)"
@@ -213,6 +219,8 @@ class Store(SemanticMixin):
             return
         for rowid, t in types.items():
             self.con.execute(f"DELETE FROM vec_{t} WHERE rowid=?", (rowid,))
+            if t == "entity":
+                self.con.execute(f"DELETE FROM vec_{NAME_VECTORS} WHERE rowid=?", (rowid,))
 
     def node_by_id(self, node_id: str) -> dict | None:
         rows = self.nodes_by_rowids(self.rowids_of([node_id]).values())
