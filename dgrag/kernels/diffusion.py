@@ -177,8 +177,8 @@ def diffuse(ga: GraphArrays, node_sim: np.ndarray, seeds: Seeds,
                                 time_budget_s=time_budget_s, clock=clock)
         vis = out["visited"].tolist()
         st = _State(heap=[], best_queued=np.empty(0), finalised=np.empty(0, dtype=bool),
-                    score={v: float(out["score"][v]) for v in vis}, cost={v: float(out["cost"][v]) for v in vis},
-                    parent={v: int(out["parent"][v]) for v in vis}, visited=vis,
+                    score=dict(zip(vis, out["score"].tolist())), cost=dict(zip(vis, out["cost"].tolist())),
+                    parent=dict(zip(vis, out["parent"].tolist())), visited=vis,
                     collected=out["collected"].tolist(), counts=out["counts"])
         reason = out["reason"]
     else:

@@ -9,6 +9,8 @@ expansions instead of every one.
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 try:
@@ -142,12 +144,10 @@ def run(ga, sim: np.ndarray, seed_idx: np.ndarray, seed_w: np.ndarray, quotas: d
     """The loop of `diffusion.diffuse` (seeds pushed, then best-first); returns its state."""
     n = ga.n_nodes
     cap = max_frontier_size + seed_idx.size + per_node_neighbor_limit + 1
+    ws = _workspace(n, cap)
     h = np.zeros(1, np.int64)
-    hs, hc, hw = np.empty(cap), np.empty(cap), np.empty(cap)
-    hn, hp = np.empty(cap, np.int64), np.empty(cap, np.int64)
-    best = np.full(n, -np.inf)
-    fin = np.zeros(n, np.bool_)
-    score, cost, parent = np.zeros(n), np.zeros(n), np.full(n, -1, np.int64)
+    hs, hc, hw, hn, hp = ws["hs"], ws["hc"], ws["hw"], ws["hn"], ws["hp"]
+    best, fin, score, cost, parent = ws["best"], ws["fin"], ws["score"], ws["cost"], ws["parent"]
     visited = np.empty(min(n, max_expansions) + 1, np.int64)
     collected = np.empty(n if not quotas else min(n, sum(quotas.values()) + 1), np.int64)
     nvis, ncol = np.zeros(1, np.int64), np.zeros(1, np.int64)
@@ -171,5 +171,26 @@ def run(ga, sim: np.ndarray, seed_idx: np.ndarray, seed_w: np.ndarray, quotas: d
     reason = {EXHAUSTED: "exhausted", MAX_EXPANSIONS: "max_expansions", QUOTAS_FULL: "quotas_full",
               PAUSED: "time_budget"}[status]
     vis = visited[:nvis[0]]
-    return {"reason": reason, "visited": vis, "collected": collected[:ncol[0]], "score": score, "cost": cost,
-            "parent": parent, "counts": {int(t): int(counts[t]) for t in quotas}}
+    out = {"reason": reason, "visited": vis, "collected": collected[:ncol[0]], "score": score[vis].copy(),
+           "cost": cost[vis].copy(), "parent": parent[vis].copy(), "counts": {int(t): int(counts[t]) for t in quotas}}
+    # every node touched was finalised (visited) or still sits in the heap: reset just those,
+    # so the next query pays for what it explores, not for the size of the graph
+    best[vis] = -np.inf
+    best[hn[:h[0]]] = -np.inf
+    fin[vis] = False
+    return out
+
+
+_LOCAL = threading.local()
+
+
+def _workspace(n: int, cap: int) -> dict:
+    """Per-thread buffers, allocated once per graph size (queries run in many threads)."""
+    ws = getattr(_LOCAL, "ws", None)
+    if ws is None or ws["n"] != n or ws["cap"] < cap:
+        ws = {"n": n, "cap": cap, "best": np.full(n, -np.inf), "fin": np.zeros(n, np.bool_),
+              "score": np.zeros(n), "cost": np.zeros(n), "parent": np.full(n, -1, np.int64),
+              "hs": np.empty(cap), "hc": np.empty(cap), "hw": np.empty(cap),
+              "hn": np.empty(cap, np.int64), "hp": np.empty(cap, np.int64)}
+        _LOCAL.ws = ws
+    return ws
