@@ -164,6 +164,7 @@ class IndexHandle:
         self.path = Path(path)
         self._lock = threading.Lock()
         self._current: LoadedIndex | None = None
+        self.generation = 0  # bumped at every swap: readers reopen their connections
 
     def get(self) -> LoadedIndex:
         current = self._current
@@ -178,10 +179,12 @@ class IndexHandle:
         fresh = load_index(self.path)  # built aside: readers keep using the old one meanwhile
         with self._lock:
             self._current = fresh
+            self.generation += 1
         return fresh
 
     def switch(self, path: Path | str) -> LoadedIndex:
         fresh = load_index(path)
         with self._lock:
             self.path, self._current = Path(path), fresh
+            self.generation += 1
         return fresh

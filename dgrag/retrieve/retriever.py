@@ -37,8 +37,12 @@ class Retriever:
     def _store(self) -> Store:
         """One read-only connection per thread (SQLite connections are not shared)."""
         st = getattr(self._local, "store", None)
-        if st is None or st.path != self.handle.path:
+        gen = self.handle.generation
+        if st is None or getattr(self._local, "generation", -1) != gen:
+            if st is not None:
+                st.close()  # the file may have been replaced (a teammate's index opened)
             st = self._local.store = Store(self.handle.path, readonly=True)
+            self._local.generation = gen
         return st
 
     def retrieve(self, query: str, overrides: Mapping[str, Any] | None = None) -> dict:
