@@ -145,17 +145,6 @@ class _Partial:
     def n_nodes(self) -> int:
         return int(self.rowids.shape[0])
 
-    def similarity(self, qv: np.ndarray) -> np.ndarray:
-        """Cosine of every node to the query (0 for nodes without a vector)."""
-        sim = np.zeros(self.n_nodes, dtype=np.float64)
-        if self.vec_mat.size:
-            sim[self.vec_idx] = self.vec_mat @ qv
-        return sim
-
-    def type_rows(self, kind: str) -> np.ndarray:
-        a, b = self.type_slices.get(kind, (0, 0))
-        return self.vec_idx[a:b]
-
 
 class IndexHandle:
     """The current LoadedIndex of one file; `reload()` builds the next one aside, then swaps."""
