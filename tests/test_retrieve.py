@@ -105,3 +105,25 @@ def test_llm_final_rerank_follows_the_model(fixture_index, embedder, openai_serv
     llm = r.retrieve("ACE Tools create", {"final_rerank_backend": "llm"})["chunks"]
     assert [c["id"] for c in llm[:2]] == [base[2]["id"], base[0]["id"]]
     assert server.chat_calls == 1
+
+
+def test_the_graph_snapshot_is_persisted_and_invalidated_by_writes(indexed, embedder):
+    from dgrag.ingest.pipeline import index_folder
+    from dgrag.retrieve.loaded import load_index
+    from dgrag.store import Store
+
+    first = load_index(indexed.db_path)  # builds, then persists the snapshot
+    with Store(indexed.db_path, readonly=True) as st:
+        version = st.graph_version()
+        assert st.read_graph_cache(version) is not None
+    again = load_index(indexed.db_path)  # from the snapshot: the same graph
+    assert (again.ga.indices == first.ga.indices).all() and again.entity_by_name == first.entity_by_name
+    assert (again.fact_rowids == first.fact_rowids).all()
+    page = indexed.docs_root / "en/application-dev/quick-start/start-overview.md"
+    page.write_text(page.read_text(encoding="utf-8") + "\n## More\n\nSee [ACE](start-with-ace-tools.md).\n",
+                    encoding="utf-8")
+    with Store(indexed.db_path) as st:
+        index_folder(indexed, st, embedder)
+        assert st.graph_version() > version and st.read_graph_cache(st.graph_version()) is None
+    fresh = load_index(indexed.db_path)
+    assert fresh.n_nodes == first.n_nodes + 1 and fresh.n_edges > first.n_edges

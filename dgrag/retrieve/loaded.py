@@ -5,6 +5,7 @@ built aside after an indexing run, so a query sees the old graph or the new, nev
 """
 from __future__ import annotations
 
+import io
 import threading
 import time
 from dataclasses import dataclass, field
@@ -85,32 +86,74 @@ class LoadedIndex:
         return self._igraph
 
 
+GRAPH_KEYS = ("rowids", "node_type", "indptr", "indices", "cost", "weight", "etype", "facts",
+              "entity_names", "entity_idx")
+
+
 def load_index(path: Path | str) -> LoadedIndex:
+    """Everything a query needs, read in one snapshot of the file. The graph comes from the
+    persisted snapshot when it matches the file's graph version, else it is rebuilt from the
+    edge table (and the snapshot written back, best effort)."""
     t0 = time.perf_counter()
-    with Store(path, readonly=True) as store:
+    with Store(path, readonly=True) as store, store.snapshot():
         meta = store.all_meta()
-        rowids, node_type = store.node_table(NODE_TYPE_CODES)
-        tmp = _Partial(rowids)
-        src, dst, codes, weight = store.edge_table(EDGE_TYPE_CODES, EDGE_TYPE_CODES["other"])
-        s_idx, d_idx = tmp.index_of(src), tmp.index_of(dst)
-        ok = (s_idx >= 0) & (d_idx >= 0)
-        ga = build_graph_arrays(rowids.size, s_idx[ok], d_idx[ok], codes[ok], weight[ok], node_type)
+        version = int(meta.get("graph_version", 0))
+        blob = store.read_graph_cache(version)
+        g = _decode(blob) if blob is not None else _build_graph(store)
+        tmp = _Partial(g["rowids"])
         dim = int(meta.get("embedding_dim") or 0)
         vec_idx, vec_mat, type_slices = _node_vectors(store, tmp, dim)
-        facts = np.array(store.all_facts(), dtype=np.int64).reshape(-1, 4)
+        facts = g["facts"]
         fact_ids, fact_mat = store.all_vectors("fact") if dim else (np.zeros(0, np.int64), np.zeros((0, 0), np.float32))
-        order = {int(r): i for i, r in enumerate(fact_ids)}
-        sel = np.array([order.get(int(r), -1) for r in facts[:, 0]], dtype=np.int64)
-        keep = sel >= 0
-        facts, fact_vec = facts[keep], (fact_mat[sel[keep]] if fact_mat.size else np.zeros((0, dim), np.float32))
-        names = store.entity_names()
-        idx = tmp.index_of(np.array([r for r, _ in names], dtype=np.int64))
-        entity_by_name = {name: int(i) for (_, name), i in zip(names, idx) if i >= 0 and name}
+    order = np.argsort(fact_ids)
+    pos = np.searchsorted(fact_ids[order], facts[:, 0]) if fact_ids.size else np.zeros(len(facts), np.int64)
+    keep = (pos < fact_ids.size) & (fact_ids[order][np.minimum(pos, max(fact_ids.size - 1, 0))] == facts[:, 0]) \
+        if fact_ids.size else np.zeros(len(facts), bool)
+    fact_vec = fact_mat[order[pos[keep]]] if keep.any() else np.zeros((0, dim), np.float32)
+    facts = facts[keep]
+    if blob is None:
+        _save_graph(path, version, g)
+    ga = GraphArrays(g["indptr"], g["indices"], g["cost"], g["weight"], g["etype"], g["node_type"])
+    entity_by_name = {str(n): int(i) for n, i in zip(g["entity_names"], g["entity_idx"])}
     return LoadedIndex(
-        path=Path(path), meta=meta, rowids=rowids, node_type=node_type, ga=ga, vec_idx=vec_idx,
-        vec_mat=vec_mat, type_slices=type_slices, fact_rowids=facts[:, 0], fact_head=tmp.index_of(facts[:, 1]),
-        fact_tail=tmp.index_of(facts[:, 2]), fact_chunk=tmp.index_of(facts[:, 3]), fact_vec=fact_vec,
+        path=Path(path), meta=meta, rowids=g["rowids"], node_type=g["node_type"], ga=ga, vec_idx=vec_idx,
+        vec_mat=vec_mat, type_slices=type_slices, fact_rowids=facts[:, 0], fact_head=facts[:, 1],
+        fact_tail=facts[:, 2], fact_chunk=facts[:, 3], fact_vec=fact_vec,
         entity_by_name=entity_by_name, load_seconds=time.perf_counter() - t0)
+
+
+def _build_graph(store: Store) -> dict:
+    rowids, node_type = store.node_table(NODE_TYPE_CODES)
+    tmp = _Partial(rowids)
+    src, dst, codes, weight = store.edge_table(EDGE_TYPE_CODES, EDGE_TYPE_CODES["other"])
+    s_idx, d_idx = tmp.index_of(src), tmp.index_of(dst)
+    ok = (s_idx >= 0) & (d_idx >= 0)
+    ga = build_graph_arrays(rowids.size, s_idx[ok], d_idx[ok], codes[ok], weight[ok], node_type)
+    raw = np.array(store.all_facts(), dtype=np.int64).reshape(-1, 4)
+    facts = np.column_stack([raw[:, 0], tmp.index_of(raw[:, 1]), tmp.index_of(raw[:, 2]), tmp.index_of(raw[:, 3])])
+    names = [(r, n) for r, n in store.entity_names() if n]
+    idx = tmp.index_of(np.array([r for r, _ in names], dtype=np.int64))
+    good = idx >= 0
+    return {"rowids": rowids, "node_type": node_type, "indptr": ga.indptr, "indices": ga.indices, "cost": ga.cost,
+            "weight": ga.weight, "etype": ga.etype, "facts": facts.reshape(-1, 4),
+            "entity_names": np.array([n for (_, n), g in zip(names, good) if g], dtype=str),
+            "entity_idx": idx[good]}
+
+
+def _decode(blob: bytes) -> dict:
+    with np.load(io.BytesIO(blob), allow_pickle=False) as z:
+        return {k: z[k] for k in GRAPH_KEYS}
+
+
+def _save_graph(path, version: int, g: dict) -> None:
+    """Persist the snapshot for the next start; a read-only or busy file just skips it."""
+    buf = io.BytesIO()
+    np.savez(buf, **{k: g[k] for k in GRAPH_KEYS})
+    try:
+        with Store(path, timeout=0.5) as st:  # never wait behind a long indexing run
+            st.write_graph_cache(version, buf.getvalue())
+    except Exception:  # noqa: BLE001 - a cache: never worth failing a load for
+        pass
 
 
 def _node_vectors(store: Store, tmp: "_Partial", dim: int):

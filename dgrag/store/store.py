@@ -32,10 +32,10 @@ def now() -> str:
 class Store(SemanticMixin):
     """A handle on one index file. One writer at a time (a lock), many readers (WAL)."""
 
-    def __init__(self, path: Path | str, *, readonly: bool = False):
+    def __init__(self, path: Path | str, *, readonly: bool = False, timeout: float = 30.0):
         self.path = Path(path)
         self.readonly = readonly
-        self.con = open_connection(self.path, readonly=readonly)
+        self.con = open_connection(self.path, readonly=readonly, timeout=timeout)
         self._lock = threading.RLock()
         if readonly:
             from .connect import applied_version, latest_version
@@ -60,14 +60,54 @@ class Store(SemanticMixin):
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
+        """One write transaction; if it changed anything, the graph version moves on
+        (which invalidates the persisted graph snapshot)."""
         with self._lock:
             self.con.execute("BEGIN IMMEDIATE")
+            before = self.con.total_changes
             try:
                 yield
+                if self.con.total_changes != before:
+                    self.con.execute(
+                        "INSERT INTO meta(key, value) VALUES ('graph_version', 1) ON CONFLICT(key) "
+                        "DO UPDATE SET value = CAST(value AS INTEGER) + 1")
             except BaseException:
                 self.con.execute("ROLLBACK")
                 raise
             self.con.execute("COMMIT")
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """A read transaction: every SELECT inside sees the same committed state."""
+        with self._lock:
+            self.con.execute("BEGIN")
+            try:
+                yield
+            finally:
+                self.con.execute("COMMIT")
+
+    # ---- the persisted graph snapshot ------------------------------------------------------
+    def graph_version(self) -> int:
+        return int(self.get_meta("graph_version", "0"))
+
+    def read_graph_cache(self, version: int) -> bytes | None:
+        if not self.con.execute("SELECT 1 FROM sqlite_master WHERE name='graph_cache'").fetchone():
+            return None  # a file from before migration 0003, opened read-only
+        row = self.con.execute("SELECT data FROM graph_cache WHERE id=1 AND version=?", (version,)).fetchone()
+        return bytes(row[0]) if row else None
+
+    def write_graph_cache(self, version: int, data: bytes) -> bool:
+        """Store the snapshot if the graph is still at `version` (no version bump: it is a cache)."""
+        with self._lock:
+            self.con.execute("BEGIN IMMEDIATE")
+            try:
+                if self.graph_version() != version:
+                    return False
+                self.con.execute("INSERT OR REPLACE INTO graph_cache(id, version, data) VALUES (1, ?, ?)",
+                                 (version, data))
+            finally:
+                self.con.execute("COMMIT")
+        return True
 
     # ---- meta -------------------------------------------------------------------
     def get_meta(self, key: str, default: str | None = None) -> str | None:
@@ -422,11 +462,6 @@ class Store(SemanticMixin):
         arr = np.array(rows, dtype=np.float64).reshape(-1, 4)
         return (arr[:, 0].astype(np.int64), arr[:, 1].astype(np.int64), arr[:, 2].astype(np.uint8),
                 arr[:, 3].astype(np.float32))
-
-    def snapshot_version(self) -> tuple:
-        """Changes whenever a writer commits (for reloading the in-memory graph)."""
-        return (self.con.execute("PRAGMA data_version").fetchone()[0],
-                self.con.execute("SELECT count(*), coalesce(max(rowid), 0) FROM nodes").fetchone())
 
     # ---- stats ----------------------------------------------------------------------
     def stats(self) -> dict:
