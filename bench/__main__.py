@@ -55,6 +55,37 @@ def p1(db: Path, repeat: int) -> dict:
             "cold_rebuild_s": round(cold, 3)}
 
 
+MEMORY_PROBE = """
+import json, sys, psutil, numpy as np
+from dgrag.retrieve.loaded import load_index
+from dgrag.kernels.diffusion import diffuse
+proc = psutil.Process()
+before = proc.memory_info().rss
+li = load_index(sys.argv[1])
+rng = np.random.default_rng(0)
+for _ in range(10):  # queries: similarity for every node, then a diffusion
+    qv = rng.standard_normal(li.vec_mat.shape[1]).astype(np.float32)
+    sim = np.clip(li.similarity(qv / np.linalg.norm(qv)), 0, None)
+    diffuse(li.ga, sim, {int(i): 1.0 for i in rng.integers(0, li.n_nodes, 20)}, engine="jit")
+used = proc.memory_info().rss - before
+arrays = sum(a.nbytes for a in (li.vec_mat, li.vec_idx, li.fact_vec, li.rowids, li.node_type, li.ga.indptr,
+                                 li.ga.indices, li.ga.cost, li.ga.weight, li.ga.etype))
+print(json.dumps({"query_rss_mb": round(used / 2**20, 1), "arrays_mb": round(arrays / 2**20, 1)}))
+"""
+
+
+def p1_memory(db: Path) -> dict:
+    """Query-time memory (RSS growth of a fresh process that loads and answers) against the
+    bytes of the vectors and graph arrays it holds."""
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", MEMORY_PROBE, str(db)], capture_output=True, text=True,
+                         cwd=ROOT, check=True)
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    res["ratio_vs_arrays"] = round(res["query_rss_mb"] / max(res["arrays_mb"], 1e-9), 2)
+    return res
+
+
 def p2(db: Path, repeat: int) -> dict:
     from dgrag.kernels.diffusion import diffuse
     from dgrag.kernels.ppr import ppr_igraph, ppr_scipy
@@ -204,6 +235,7 @@ def main(argv=None) -> None:
         syn = build(work / "synthetic.db", args.preset)
         out.update(nodes=syn.n_nodes, edges=syn.n_edges, synthetic_build_s=round(syn.build_s, 1))
         out["P1"] = p1(syn.path, max(3, repeat // 4))
+        out["P1"]["memory"] = p1_memory(syn.path)
         out["P2"] = p2(syn.path, repeat)
         out["P3"] = p3(syn.path, repeat)
         corpus_db = Path(args.corpus_db) if args.corpus_db else _excerpt_index(work)
