@@ -37,6 +37,37 @@ class DiffusionResult:
     node_score: dict[int, float] = field(default_factory=dict)  # finalised node -> score
 
 
+class LazyMap(Mapping):
+    """node -> value over two aligned arrays, looked up by binary search: a query reads a
+    handful of entries out of thousands, so no dict is built unless someone iterates."""
+
+    def __init__(self, keys: np.ndarray, values: np.ndarray):
+        order = np.argsort(keys, kind="stable")
+        self._keys, self._values = keys[order], values[order]
+
+    def _pos(self, key) -> int:
+        i = int(np.searchsorted(self._keys, key))
+        if i < self._keys.shape[0] and self._keys[i] == key:
+            return i
+        raise KeyError(key)
+
+    def __getitem__(self, key):
+        return self._values[self._pos(key)].item()
+
+    def __contains__(self, key) -> bool:
+        try:
+            self._pos(key)
+            return True
+        except KeyError:
+            return False
+
+    def __iter__(self):
+        return iter(self._keys.tolist())
+
+    def __len__(self) -> int:
+        return int(self._keys.shape[0])
+
+
 @dataclass
 class _State:
     heap: list[_Entry]
@@ -175,10 +206,10 @@ def diffuse(ga: GraphArrays, node_sim: np.ndarray, seeds: Seeds,
                                 per_node_neighbor_limit=per_node_neighbor_limit,
                                 max_frontier_size=max_frontier_size, min_enqueue_score=min_enqueue_score,
                                 time_budget_s=time_budget_s, clock=clock)
-        vis = out["visited"].tolist()
+        vis = out["visited"]
         st = _State(heap=[], best_queued=np.empty(0), finalised=np.empty(0, dtype=bool),
-                    score=dict(zip(vis, out["score"].tolist())), cost=dict(zip(vis, out["cost"].tolist())),
-                    parent=dict(zip(vis, out["parent"].tolist())), visited=vis,
+                    score=LazyMap(vis, out["score"]), cost=LazyMap(vis, out["cost"]),
+                    parent=LazyMap(vis, out["parent"]), visited=vis.tolist(),
                     collected=out["collected"].tolist(), counts=out["counts"])
         reason = out["reason"]
     else:

@@ -89,7 +89,7 @@ if numba is not None:
         return True
 
     @numba.njit(cache=True)
-    def _run_slice(indptr, indices, ecost, ntype, sim, quotas, counts, h, hs, hn, hc, hp, hw, best, fin,
+    def _run_slice(indptr, indices, ecost, ntype, sim, quotas, counts, h, hs, hn, hc, hp, hw, best,
                    score, cost, parent, visited, nvis, collected, ncol, max_exp, limit, max_frontier, min_score,
                    steps):
         """Up to `steps` expansions; returns a status code. State lives in the arrays."""
@@ -100,10 +100,10 @@ if numba is not None:
             if done >= steps:
                 return PAUSED
             s, u, cu, pu, w = _pop(h, hs, hn, hc, hp, hw)
-            if fin[u]:
-                continue
+            if best[u] == np.inf:
+                continue  # stale: finalised earlier at a better score
             done += 1
-            fin[u] = True
+            best[u] = np.inf  # finalised: no candidate can beat +inf, one array read per neighbour
             score[u], cost[u], parent[u] = s, cu, pu
             visited[nvis[0]] = u
             nvis[0] += 1
@@ -120,7 +120,7 @@ if numba is not None:
                 v = indices[e]
                 c = cu + ecost[e]
                 sc = sim[v] * w / (1.0 + c)
-                if sc >= min_score and not fin[v] and sc > best[v]:
+                if sc >= min_score and sc > best[v]:
                     if h[0] >= max_frontier:
                         break
                     best[v] = sc
@@ -147,7 +147,7 @@ def run(ga, sim: np.ndarray, seed_idx: np.ndarray, seed_w: np.ndarray, quotas: d
     ws = _workspace(n, cap)
     h = np.zeros(1, np.int64)
     hs, hc, hw, hn, hp = ws["hs"], ws["hc"], ws["hw"], ws["hn"], ws["hp"]
-    best, fin, score, cost, parent = ws["best"], ws["fin"], ws["score"], ws["cost"], ws["parent"]
+    best, score, cost, parent = ws["best"], ws["score"], ws["cost"], ws["parent"]
     visited = np.empty(min(n, max_expansions) + 1, np.int64)
     collected = np.empty(n if not quotas else min(n, sum(quotas.values()) + 1), np.int64)
     nvis, ncol = np.zeros(1, np.int64), np.zeros(1, np.int64)
@@ -165,7 +165,7 @@ def run(ga, sim: np.ndarray, seed_idx: np.ndarray, seed_w: np.ndarray, quotas: d
     while status == PAUSED:
         if clock() - start > time_budget_s:
             break
-        status = _run_slice(ga.indptr, ga.indices, ga.cost, ga.node_type, sim, q, counts, h, hs, hn, hc, hp, hw, best, fin,
+        status = _run_slice(ga.indptr, ga.indices, ga.cost, ga.node_type, sim, q, counts, h, hs, hn, hc, hp, hw, best,
                             score, cost, parent, visited, nvis, collected, ncol, max_expansions,
                             per_node_neighbor_limit, max_frontier_size, min_enqueue_score, SLICE)
     reason = {EXHAUSTED: "exhausted", MAX_EXPANSIONS: "max_expansions", QUOTAS_FULL: "quotas_full",
@@ -177,7 +177,6 @@ def run(ga, sim: np.ndarray, seed_idx: np.ndarray, seed_w: np.ndarray, quotas: d
     # so the next query pays for what it explores, not for the size of the graph
     best[vis] = -np.inf
     best[hn[:h[0]]] = -np.inf
-    fin[vis] = False
     return out
 
 
@@ -188,7 +187,7 @@ def _workspace(n: int, cap: int) -> dict:
     """Per-thread buffers, allocated once per graph size (queries run in many threads)."""
     ws = getattr(_LOCAL, "ws", None)
     if ws is None or ws["n"] != n or ws["cap"] < cap:
-        ws = {"n": n, "cap": cap, "best": np.full(n, -np.inf), "fin": np.zeros(n, np.bool_),
+        ws = {"n": n, "cap": cap, "best": np.full(n, -np.inf),
               "score": np.zeros(n), "cost": np.zeros(n), "parent": np.full(n, -1, np.int64),
               "hs": np.empty(cap), "hc": np.empty(cap), "hw": np.empty(cap),
               "hn": np.empty(cap, np.int64), "hp": np.empty(cap, np.int64)}
