@@ -39,6 +39,14 @@ if numba is not None:
             return hp[i] < hp[j]
         return hw[i] < hw[j]
 
+    @numba.njit(cache=True, inline="always")
+    def _swap(hs, hn, hc, hp, hw, i, j):
+        hs[i], hs[j] = hs[j], hs[i]
+        hn[i], hn[j] = hn[j], hn[i]
+        hc[i], hc[j] = hc[j], hc[i]
+        hp[i], hp[j] = hp[j], hp[i]
+        hw[i], hw[j] = hw[j], hw[i]
+
     @numba.njit(cache=True)
     def _push(h, hs, hn, hc, hp, hw, s, n, c, p, w):
         size = h[0]
@@ -47,11 +55,7 @@ if numba is not None:
         while i > 0:
             parent = (i - 1) >> 1
             if _less(hs, hn, hc, hp, hw, i, parent):
-                hs[i], hs[parent] = hs[parent], hs[i]
-                hn[i], hn[parent] = hn[parent], hn[i]
-                hc[i], hc[parent] = hc[parent], hc[i]
-                hp[i], hp[parent] = hp[parent], hp[i]
-                hw[i], hw[parent] = hw[parent], hw[i]
+                _swap(hs, hn, hc, hp, hw, i, parent)
                 i = parent
             else:
                 break
@@ -73,11 +77,7 @@ if numba is not None:
                     best = left + 1
                 if best == i:
                     break
-                hs[i], hs[best] = hs[best], hs[i]
-                hn[i], hn[best] = hn[best], hn[i]
-                hc[i], hc[best] = hc[best], hc[i]
-                hp[i], hp[best] = hp[best], hp[i]
-                hw[i], hw[best] = hw[best], hw[i]
+                _swap(hs, hn, hc, hp, hw, i, best)
                 i = best
         return top
 
