@@ -37,35 +37,45 @@ class DiffusionResult:
     node_score: dict[int, float] = field(default_factory=dict)  # finalised node -> score
 
 
+class KeyIndex:
+    """Sorted view of an int array, built on first use and shared by the maps over it."""
+
+    def __init__(self, keys: np.ndarray):
+        self.keys, self._order, self._sorted = keys, None, None
+
+    def pos(self, key) -> int:
+        if self._order is None:
+            self._order = np.argsort(self.keys, kind="stable")
+            self._sorted = self.keys[self._order]
+        i = int(np.searchsorted(self._sorted, key))
+        if i < self._sorted.shape[0] and self._sorted[i] == key:
+            return int(self._order[i])
+        raise KeyError(key)
+
+
 class LazyMap(Mapping):
     """node -> value over two aligned arrays, looked up by binary search: a query reads a
     handful of entries out of thousands, so no dict is built unless someone iterates."""
 
-    def __init__(self, keys: np.ndarray, values: np.ndarray):
-        order = np.argsort(keys, kind="stable")
-        self._keys, self._values = keys[order], values[order]
-
-    def _pos(self, key) -> int:
-        i = int(np.searchsorted(self._keys, key))
-        if i < self._keys.shape[0] and self._keys[i] == key:
-            return i
-        raise KeyError(key)
+    def __init__(self, keys: np.ndarray | KeyIndex, values: np.ndarray):
+        self._index = keys if isinstance(keys, KeyIndex) else KeyIndex(np.asarray(keys))
+        self._values = values
 
     def __getitem__(self, key):
-        return self._values[self._pos(key)].item()
+        return self._values[self._index.pos(key)].item()
 
     def __contains__(self, key) -> bool:
         try:
-            self._pos(key)
+            self._index.pos(key)
             return True
         except KeyError:
             return False
 
     def __iter__(self):
-        return iter(self._keys.tolist())
+        return iter(self._index.keys.tolist())
 
     def __len__(self) -> int:
-        return int(self._keys.shape[0])
+        return int(self._index.keys.shape[0])
 
 
 @dataclass
@@ -76,9 +86,11 @@ class _State:
     score: dict[int, float]
     cost: dict[int, float]
     parent: dict[int, int]
-    visited: list[int]
+    visited: list[int] | np.ndarray
     collected: list[int]
     counts: dict[int, int]
+    collected_score: list[float] | None = None  # the compiled loop hands these over directly
+    collected_cost: list[float] | None = None
 
 
 def _seed_arrays(seeds: Seeds) -> tuple[np.ndarray, np.ndarray]:
@@ -159,8 +171,8 @@ def _finish(st: _State, node_sim: np.ndarray, mandatory: Sequence[int],
             evidence: np.ndarray | None, evidence_weight: float
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     nodes = list(st.collected)
-    scores = [st.score[u] for u in nodes]
-    costs = [st.cost[u] for u in nodes]
+    scores = st.collected_score if st.collected_score is not None else [st.score[u] for u in nodes]
+    costs = st.collected_cost if st.collected_cost is not None else [st.cost[u] for u in nodes]
     seen = set(nodes)
     for m in (int(x) for x in mandatory):
         if m in seen:
@@ -206,11 +218,13 @@ def diffuse(ga: GraphArrays, node_sim: np.ndarray, seeds: Seeds,
                                 per_node_neighbor_limit=per_node_neighbor_limit,
                                 max_frontier_size=max_frontier_size, min_enqueue_score=min_enqueue_score,
                                 time_budget_s=time_budget_s, clock=clock)
-        vis = out["visited"]
+        vis, keys = out["visited"], KeyIndex(out["visited"])
         st = _State(heap=[], best_queued=np.empty(0), finalised=np.empty(0, dtype=bool),
-                    score=LazyMap(vis, out["score"]), cost=LazyMap(vis, out["cost"]),
-                    parent=LazyMap(vis, out["parent"]), visited=vis.tolist(),
-                    collected=out["collected"].tolist(), counts=out["counts"])
+                    score=LazyMap(keys, out["score"]), cost=LazyMap(keys, out["cost"]),
+                    parent=LazyMap(keys, out["parent"]), visited=vis,
+                    collected=vis[out["collected"]].tolist(), counts=out["counts"],
+                    collected_score=out["score"][out["collected"]].tolist(),
+                    collected_cost=out["cost"][out["collected"]].tolist())
         reason = out["reason"]
     else:
         st = _State(heap=[], best_queued=np.full(n, -np.inf), finalised=np.zeros(n, dtype=bool),

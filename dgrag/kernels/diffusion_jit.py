@@ -1,9 +1,10 @@
 """The diffusion's best-first loop compiled with numba: same algorithm, same order, same
 results as `diffusion.py` (the reference, tested against this one), ~50-100x faster.
 
-The heap lives in preallocated arrays (score, node, cost, parent, init weight); entries
-compare as the reference's tuples do: higher score first, then lower node index, then cost,
-parent, init weight. The loop runs in slices of `SLICE` expansions so the caller can read
+The heap is a 4-ary heap in preallocated arrays (score, node, cost, parent, init weight),
+sifted by moving a hole rather than swapping; entries order as the reference's tuples do.
+Finalised nodes are written in visit order, so the only per-node buffer is the best score
+queued so far. The loop runs in slices of `SLICE` expansions so the caller can read
 the clock between slices (numba has no clock): the time budget is checked every SLICE
 expansions instead of every one.
 """
@@ -27,39 +28,25 @@ def available() -> bool:
 
 
 if numba is not None:
-    @numba.njit(cache=True, inline="always")
-    def _less(hs, hn, hc, hp, hw, i, j):
-        if hs[i] != hs[j]:
-            return hs[i] > hs[j]
-        if hn[i] != hn[j]:
-            return hn[i] < hn[j]
-        if hc[i] != hc[j]:
-            return hc[i] < hc[j]
-        if hp[i] != hp[j]:
-            return hp[i] < hp[j]
-        return hw[i] < hw[j]
+    D = 4  # a 4-ary heap: half the depth of a binary one, and siblings share cache lines
 
     @numba.njit(cache=True, inline="always")
-    def _swap(hs, hn, hc, hp, hw, i, j):
-        hs[i], hs[j] = hs[j], hs[i]
-        hn[i], hn[j] = hn[j], hn[i]
-        hc[i], hc[j] = hc[j], hc[i]
-        hp[i], hp[j] = hp[j], hp[i]
-        hw[i], hw[j] = hw[j], hw[i]
+    def _before(s1, n1, s2, n2):
+        # (score, node) is unique among live entries (a node is pushed again only with a
+        # strictly higher score), so it orders entries exactly as the reference's tuples do
+        return s1 > s2 or (s1 == s2 and n1 < n2)
 
     @numba.njit(cache=True)
     def _push(h, hs, hn, hc, hp, hw, s, n, c, p, w):
-        size = h[0]
-        hs[size], hn[size], hc[size], hp[size], hw[size] = s, n, c, p, w
-        i = size
-        while i > 0:
-            parent = (i - 1) >> 1
-            if _less(hs, hn, hc, hp, hw, i, parent):
-                _swap(hs, hn, hc, hp, hw, i, parent)
-                i = parent
-            else:
+        i = h[0]
+        h[0] = i + 1
+        while i > 0:  # move parents down into the hole until the new entry fits
+            par = (i - 1) // D
+            if not _before(s, n, hs[par], hn[par]):
                 break
-        h[0] = size + 1
+            hs[i], hn[i], hc[i], hp[i], hw[i] = hs[par], hn[par], hc[par], hp[par], hw[par]
+            i = par
+        hs[i], hn[i], hc[i], hp[i], hw[i] = s, n, c, p, w
 
     @numba.njit(cache=True)
     def _pop(h, hs, hn, hc, hp, hw):
@@ -67,31 +54,36 @@ if numba is not None:
         size = h[0] - 1
         h[0] = size
         if size > 0:
-            hs[0], hn[0], hc[0], hp[0], hw[0] = hs[size], hn[size], hc[size], hp[size], hw[size]
+            s, n, c, p, w = hs[size], hn[size], hc[size], hp[size], hw[size]
             i = 0
-            while True:
-                left, best = 2 * i + 1, i
-                if left < size and _less(hs, hn, hc, hp, hw, left, best):
-                    best = left
-                if left + 1 < size and _less(hs, hn, hc, hp, hw, left + 1, best):
-                    best = left + 1
-                if best == i:
+            while True:  # move the best child up into the hole until the last entry fits
+                first = D * i + 1
+                if first >= size:
                     break
-                _swap(hs, hn, hc, hp, hw, i, best)
+                best = first
+                for k in range(first + 1, min(first + D, size)):
+                    if _before(hs[k], hn[k], hs[best], hn[best]):
+                        best = k
+                if not _before(hs[best], hn[best], s, n):
+                    break
+                hs[i], hn[i], hc[i], hp[i], hw[i] = hs[best], hn[best], hc[best], hp[best], hw[best]
                 i = best
+            hs[i], hn[i], hc[i], hp[i], hw[i] = s, n, c, p, w
         return top
 
     @numba.njit(cache=True)
-    def _full(counts, quotas):
-        for t in range(quotas.shape[0]):
-            if quotas[t] >= 0 and counts[t] < quotas[t]:
-                return False
-        return True
+    def _push_seeds(h, hs, hn, hc, hp, hw, best, sim, seed_idx, seed_w):
+        for i in range(seed_idx.shape[0]):  # seeds bypass the score floor and the frontier cap
+            s = seed_idx[i]
+            sc = sim[s] * seed_w[i]
+            if sc > best[s]:
+                best[s] = sc
+                _push(h, hs, hn, hc, hp, hw, sc, s, 0.0, -1, seed_w[i])
 
     @numba.njit(cache=True)
     def _run_slice(indptr, indices, ecost, ntype, sim, quotas, counts, h, hs, hn, hc, hp, hw, best,
-                   score, cost, parent, visited, nvis, collected, ncol, max_exp, limit, max_frontier, min_score,
-                   steps):
+                   out_score, out_cost, out_parent, visited, nvis, collected, ncol, open_q, max_exp, limit,
+                   max_frontier, min_score, steps):
         """Up to `steps` expansions; returns a status code. State lives in the arrays."""
         done = 0
         while h[0] > 0:
@@ -104,16 +96,18 @@ if numba is not None:
                 continue  # stale: finalised earlier at a better score
             done += 1
             best[u] = np.inf  # finalised: no candidate can beat +inf, one array read per neighbour
-            score[u], cost[u], parent[u] = s, cu, pu
-            visited[nvis[0]] = u
-            nvis[0] += 1
+            k = nvis[0]
+            visited[k], out_score[k], out_cost[k], out_parent[k] = u, s, cu, pu
+            nvis[0] = k + 1
             t = ntype[u]
             if quotas[t] >= 0 and counts[t] < quotas[t]:
                 counts[t] += 1
-                collected[ncol[0]] = u
+                collected[ncol[0]] = k
                 ncol[0] += 1
-            if _full(counts, quotas):
-                return QUOTAS_FULL
+                if counts[t] == quotas[t]:
+                    open_q[0] -= 1  # a counter, not a scan of every type per expansion
+                    if open_q[0] == 0:
+                        return QUOTAS_FULL
             lo = indptr[u]
             hi = min(indptr[u + 1], lo + limit)
             for e in range(lo, hi):
@@ -141,38 +135,37 @@ def warm_up() -> None:
 def run(ga, sim: np.ndarray, seed_idx: np.ndarray, seed_w: np.ndarray, quotas: dict[int, int], *,
         max_expansions: int, per_node_neighbor_limit: int, max_frontier_size: int, min_enqueue_score: float,
         time_budget_s: float, clock) -> dict:
-    """The loop of `diffusion.diffuse` (seeds pushed, then best-first); returns its state."""
+    """The loop of `diffusion.diffuse` (seeds pushed, then best-first); returns its state:
+    visited nodes with their score, cost and parent in visit order, and `collected` as
+    positions in that order."""
     n = ga.n_nodes
     cap = max_frontier_size + seed_idx.size + per_node_neighbor_limit + 1
-    ws = _workspace(n, cap)
-    h = np.zeros(1, np.int64)
-    hs, hc, hw, hn, hp = ws["hs"], ws["hc"], ws["hw"], ws["hn"], ws["hp"]
-    best, score, cost, parent = ws["best"], ws["score"], ws["cost"], ws["parent"]
-    visited = np.empty(min(n, max_expansions) + 1, np.int64)
-    collected = np.empty(n if not quotas else min(n, sum(quotas.values()) + 1), np.int64)
-    nvis, ncol = np.zeros(1, np.int64), np.zeros(1, np.int64)
+    best, hs, hn, hc, hp, hw = _workspace(n, cap)
+    m = min(n, max_expansions) + 1
+    visited, out_parent = np.empty(m, np.int64), np.empty(m, np.int64)
+    out_score, out_cost = np.empty(m), np.empty(m)
+    collected = np.empty(m, np.int64)
+    h, nvis, ncol = np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64)
     q = np.full(256, -1, np.int64)
     for t, k in quotas.items():
         q[t] = k
     counts = np.zeros(256, np.int64)
-    for s, w in zip(seed_idx.tolist(), seed_w.tolist()):  # seeds bypass the score floor and frontier cap
-        sc = float(sim[s]) * w
-        if sc > best[s]:
-            best[s] = sc
-            _push(h, hs, hn, hc, hp, hw, sc, s, 0.0, -1, w)
-    status = QUOTAS_FULL if _full(counts, q) else PAUSED
+    open_q = np.array([sum(1 for k in quotas.values() if k > 0)], np.int64)
+    _push_seeds(h, hs, hn, hc, hp, hw, best, sim, seed_idx.astype(np.int64), seed_w.astype(np.float64))
+    status = QUOTAS_FULL if open_q[0] == 0 else PAUSED
     start = clock()
     while status == PAUSED:
         if clock() - start > time_budget_s:
             break
         status = _run_slice(ga.indptr, ga.indices, ga.cost, ga.node_type, sim, q, counts, h, hs, hn, hc, hp, hw, best,
-                            score, cost, parent, visited, nvis, collected, ncol, max_expansions,
+                            out_score, out_cost, out_parent, visited, nvis, collected, ncol, open_q, max_expansions,
                             per_node_neighbor_limit, max_frontier_size, min_enqueue_score, SLICE)
     reason = {EXHAUSTED: "exhausted", MAX_EXPANSIONS: "max_expansions", QUOTAS_FULL: "quotas_full",
               PAUSED: "time_budget"}[status]
-    vis = visited[:nvis[0]]
-    out = {"reason": reason, "visited": vis, "collected": collected[:ncol[0]], "score": score[vis].copy(),
-           "cost": cost[vis].copy(), "parent": parent[vis].copy(), "counts": {int(t): int(counts[t]) for t in quotas}}
+    k = int(nvis[0])
+    vis = visited[:k]
+    out = {"reason": reason, "visited": vis, "score": out_score[:k], "cost": out_cost[:k], "parent": out_parent[:k],
+           "collected": collected[:ncol[0]], "counts": {int(t): int(counts[t]) for t in quotas}}
     # every node touched was finalised (visited) or still sits in the heap: reset just those,
     # so the next query pays for what it explores, not for the size of the graph
     best[vis] = -np.inf
@@ -183,13 +176,12 @@ def run(ga, sim: np.ndarray, seed_idx: np.ndarray, seed_w: np.ndarray, quotas: d
 _LOCAL = threading.local()
 
 
-def _workspace(n: int, cap: int) -> dict:
-    """Per-thread buffers, allocated once per graph size (queries run in many threads)."""
+def _workspace(n: int, cap: int) -> tuple:
+    """Per-thread buffers, allocated once per graph size (queries run in many threads):
+    the best score queued per node, and the heap's five arrays."""
     ws = getattr(_LOCAL, "ws", None)
-    if ws is None or ws["n"] != n or ws["cap"] < cap:
-        ws = {"n": n, "cap": cap, "best": np.full(n, -np.inf),
-              "score": np.zeros(n), "cost": np.zeros(n), "parent": np.full(n, -1, np.int64),
-              "hs": np.empty(cap), "hc": np.empty(cap), "hw": np.empty(cap),
-              "hn": np.empty(cap, np.int64), "hp": np.empty(cap, np.int64)}
+    if ws is None or ws[0] != n or ws[1] < cap:
+        ws = (n, cap, np.full(n, -np.inf), np.empty(cap), np.empty(cap, np.int64), np.empty(cap),
+              np.empty(cap, np.int64), np.empty(cap))
         _LOCAL.ws = ws
-    return ws
+    return ws[2:]
