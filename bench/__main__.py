@@ -2,7 +2,8 @@
 
 P1 ready-to-answer load vs a bare SELECT of the edges; P2 diffusion vs igraph / SciPy PPR;
 P3 sqlite-vec KNN vs numpy; P4 end-to-end retrieval on the ArkUI-X docs; P5 structural
-ingest; P6 enrichment throughput vs the workers/latency bound; P7 incremental vs full index.
+ingest; P6 enrichment throughput vs the workers/latency bound; P7 incremental vs full index;
+P8 queries served by 1 vs 2 replicas, each with nothing but a read-only copy of the file.
 Medians over repeats; ratios are measured in the same run (the machines are shared).
 """
 from __future__ import annotations
@@ -28,6 +29,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from dgrag.config import Settings  # noqa: E402
 from dgrag.store import Store  # noqa: E402
+
+from bench.replicas import p8  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus" / "arkui-x-docs"
 EXCERPT = ROOT / "tests" / "fixtures" / "docs"
@@ -90,6 +93,7 @@ def p1_memory(db: Path) -> dict:
 def p2(db: Path, repeat: int) -> dict:
     from dgrag.kernels.diffusion import diffuse
     from dgrag.kernels.ppr import ppr_igraph, ppr_scipy
+    from dgrag.kernels.ppr_push import ppr_push
     from dgrag.retrieve.loaded import load_index
 
     li = load_index(db)
@@ -116,12 +120,46 @@ def p2(db: Path, repeat: int) -> dict:
         return r
 
     t_sp = [timed(lambda: ppr_scipy(adj, reset(s)), 1)[0] for s, _ in runs]
+    wdeg = li.weighted_degree()
+    ppr_push(li.ga.indptr, li.ga.indices, li.ga.weight, wdeg, reset(runs[0][0]))  # compile outside the timing
+    t_push = [timed(lambda: ppr_push(li.ga.indptr, li.ga.indices, li.ga.weight, wdeg, reset(s)), 1)[0] for s, _ in runs]
     t_ig = [timed(lambda: ppr_igraph(g, reset(s)), 1)[0] for s, _ in runs[: max(3, repeat // 4)]]
     d50, ig50 = statistics.median(t_diff), statistics.median(t_ig)
     return {"diffusion_p50_ms": round(1000 * d50, 2), "diffusion_p99_ms": round(1000 * float(np.quantile(t_diff, 0.99)), 2),
             "igraph_ppr_p50_ms": round(1000 * ig50, 2), "scipy_ppr_p50_ms": round(1000 * statistics.median(t_sp), 2),
             "speedup_vs_igraph_ppr": round(ig50 / d50, 2),
+            "push_ppr_p50_ms": round(1000 * statistics.median(t_push), 2),
             "python_reference_p50_ms": round(1000 * statistics.median(t_ref), 2)}
+
+
+def p2_stage3(db: Path, repeat: int) -> dict:
+    """The whole default stage 3 at this scale (cosine of every node, diffusion, rank fusion
+    with a PPR walk), with the fusion's PPR by local push (default) vs SciPy power iteration."""
+    from dgrag.config import RetrievalConfig
+    from dgrag.retrieve.loaded import load_index
+    from dgrag.retrieve.methods import run_diffusion
+    from dgrag.retrieve.stages import Route
+
+    li, rng = load_index(db), np.random.default_rng(2)
+
+    def route(kind, pool, k):
+        return Route(kind, rng.choice(pool, k, replace=False), np.sort(rng.uniform(0.3, 0.9, k))[::-1].copy())
+
+    def query():
+        qv = rng.standard_normal(li.vec_mat.shape[1]).astype(np.float32)
+        routes = {"fact": route("fact", li.fact_head.shape[0], 100), "file": route("file", li.type_rows("file"), 50),
+                  "chunk": route("chunk", li.type_rows("chunk"), 50)}
+        return qv / np.linalg.norm(qv), routes
+
+    out = {}
+    for name, cfg in (("stage3_default_p50_ms", RetrievalConfig()),
+                      ("stage3_scipy_fusion_p50_ms", RetrievalConfig(ppr_engine="scipy")),
+                      ("stage3_no_fusion_p50_ms", RetrievalConfig(spread_graph_fusion=0))):
+        qs = [query() for _ in range(max(3, repeat // 2))]
+        run_diffusion(li, cfg, *qs[0], [])  # compile and build caches outside the timing
+        out[name] = round(1000 * statistics.median([timed(lambda: run_diffusion(li, cfg, qv, r, []), 1)[0]
+                                                    for qv, r in qs]), 1)
+    return out
 
 
 def p3(db: Path, repeat: int) -> dict:
@@ -254,6 +292,7 @@ def main(argv=None) -> None:
         out["P1"] = p1(syn.path, max(3, repeat // 4))
         out["P1"]["memory"] = p1_memory(syn.path)
         out["P2"] = p2(syn.path, repeat)
+        out["P2"].update(p2_stage3(syn.path, repeat))
         out["P3"] = p3(syn.path, repeat)
         corpus_db = Path(args.corpus_db) if args.corpus_db else _excerpt_index(work)
         out["P4"] = p4(corpus_db, repeat)
@@ -262,10 +301,18 @@ def main(argv=None) -> None:
         # P6 needs pending items, not vectors: the whole corpus's structural index at seed scale
         shutil.copy(corpus_db if args.preset == "small" else work / "p5" / "p5.db", work / "p6.db")
         out["P6"] = p6(work / "p6.db", workers=16, latency=0.2, items=128 if args.preset == "small" else 800)
+        out["P8"] = p8(corpus_db, work / "p8", _queries(corpus_db, 60 if args.preset == "small" else 150))
         out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(json.dumps(out, indent=2) if args.json else _table(out))
+
+
+def _queries(db: Path, n: int) -> list[str]:
+    """Distinct questions for P8: the section breadcrumbs of the index, cycled if too few."""
+    with Store(db, readonly=True) as st:
+        titles = sorted({node["breadcrumb"] for node in st.nodes_by_rowids(st.nodes_of_type(("chunk",)))})
+    return [f"{titles[i % len(titles)]} ({i // len(titles)})" for i in range(n)]
 
 
 def _excerpt_index(work: Path) -> Path:
@@ -280,7 +327,7 @@ def _excerpt_index(work: Path) -> Path:
 
 def _table(out: dict) -> str:
     lines = [f"preset {out['preset']}: {out['nodes']} nodes, {out['edges']} edges ({out['machine']})"]
-    for k in ("P1", "P2", "P3", "P4", "P5", "P6", "P7"):
+    for k in ("P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8"):
         lines.append(f"{k}: " + ", ".join(f"{a}={b}" for a, b in out[k].items()))
     lines.append(f"peak RSS {out['peak_rss_mb']} MB")
     return "\n".join(lines)

@@ -2,7 +2,8 @@
 
 Node counts follow the seed's OpenHarmony index (7,348 files, 69,147 chunks, 27,059 code,
 18,200 tables, ~430k entities); edges are contains trees, jump links, passage, semantic and
-synonymy edges with the seed's proportions; vectors are random unit vectors.
+synonymy edges with the seed's proportions, each joining a distinct pair of nodes; vectors
+are random unit vectors.
 """
 from __future__ import annotations
 
@@ -52,7 +53,7 @@ def build(path: Path, preset: str, seed: int = 0) -> Synthetic:
             for k in kinds:
                 st.insert_nodes_bulk((int(r), f"{k}-{r:012x}", k, f"{k} {r}", f"{k} {r}", f"doc/{r % cfg['file']}.md",
                                       "synthetic") for r in ranges[k])
-            edges = _edges(rng, ranges, cfg)
+            edges = _distinct(rng, _edges(rng, ranges, cfg), ranges["entity"], cfg["edges"])
             st.add_edges(edges)
             facts = _facts(rng, ranges, cfg)
             st.con.executemany("INSERT INTO facts(rowid, head, relation, tail, text, chunk, source, embedded) "
@@ -87,6 +88,26 @@ def _edges(rng, r: dict, cfg: dict) -> list[tuple[int, int, str, float]]:
     out += [(int(x), int(y), "semantic", float(ww)) for x, y, ww in zip(a, b, w) if x != y]
     a, b = rng.choice(ents, n_syn), rng.choice(ents, n_syn)
     out += [(int(x), int(y), "synonymy", float(s)) for x, y, s in zip(a, b, rng.uniform(0.95, 1.0, n_syn)) if x != y]
+    return out
+
+
+def _distinct(rng, edges: list[tuple], ents: np.ndarray, target: int) -> list[tuple]:
+    """Keep one edge per node pair (the graph merges the others), then top up with random
+    entity-entity semantic edges until `target` distinct pairs: the seed's 3M are distinct."""
+    a = np.array([e[0] for e in edges], np.int64)
+    b = np.array([e[1] for e in edges], np.int64)
+    key = np.minimum(a, b) << 32 | np.maximum(a, b)
+    _, first = np.unique(key, return_index=True)
+    out = [edges[i] for i in np.sort(first)]
+    seen = set(key[first].tolist())
+    while len(out) < target:
+        n = target - len(out)
+        x, y = rng.choice(ents, n), rng.choice(ents, n)
+        for u, v, w in zip(x.tolist(), y.tolist(), rng.integers(1, 6, n).tolist()):
+            k = min(u, v) << 32 | max(u, v)
+            if u != v and k not in seen:
+                seen.add(k)
+                out.append((u, v, "semantic", float(w)))
     return out
 
 

@@ -55,6 +55,10 @@ class RetrievalConfig:
     # PPR (HippoRAG 2)
     ppr_damping: float = 0.5
     ppr_passage_weight: float = 0.05
+    # push (local forward push, cost follows the reset mass: the default) | scipy (power
+    # iteration over the whole graph) | igraph (prpack); push is within eps * degree per node
+    ppr_engine: str = "push"
+    ppr_push_eps: float = 1e-7
     # stage 4
     final_chunk_k: int = 10
     final_code_k: int = 2
@@ -80,7 +84,8 @@ class RetrievalConfig:
         merged = dataclasses.replace(self, **changes)
         for name, allowed in (("method", ("diffusion", "ppr", "dense")),
                               ("final_rerank_backend", ("none", "cross-encoder", "llm")),
-                              ("vector_search", ("numpy", "sqlite-vec")), ("spread_engine", ("jit", "python"))):
+                              ("vector_search", ("numpy", "sqlite-vec")), ("spread_engine", ("jit", "python")),
+                              ("ppr_engine", ("push", "scipy", "igraph"))):
             if getattr(merged, name) not in allowed:
                 raise ConfigError(f"{name} must be one of {', '.join(allowed)}")
         return merged

@@ -36,6 +36,7 @@ class LoadedIndex:
     load_seconds: float = 0.0
     _igraph: object = field(default=None, repr=False)
     _csr: object = field(default=None, repr=False)
+    _wdeg: object = field(default=None, repr=False)
 
     @property
     def n_nodes(self) -> int:
@@ -71,6 +72,14 @@ class LoadedIndex:
 
             self._csr = to_scipy(self.ga)
         return self._csr
+
+    def weighted_degree(self) -> np.ndarray:
+        """Sum of edge weights per node (built on first use, for the push PPR)."""
+        if self._wdeg is None:
+            from ..kernels.ppr_push import weighted_degree
+
+            self._wdeg = weighted_degree(self.ga.indptr, self.ga.weight)
+        return self._wdeg
 
     def igraph(self):
         """An igraph Graph of the same edges (built on first use, for PPR comparisons)."""

@@ -13,6 +13,7 @@ from ..config import RetrievalConfig
 from ..kernels.diffusion import diffuse, path_to
 from ..kernels.graph_arrays import EDGE_TYPE_CODES, NODE_TYPE_CODES
 from ..kernels.ppr import ppr_igraph, ppr_scipy
+from ..kernels.ppr_push import ppr_push
 from .loaded import LoadedIndex
 from .stages import Route, on_cosine_scale
 
@@ -25,9 +26,10 @@ class Stage3:
     trace: dict = field(default_factory=dict)
 
 
-def node_similarity(li: LoadedIndex, qv: np.ndarray, chunks: Route) -> np.ndarray:
-    """sim(node, q) for every node: cosine, with the reranked chunks on the cosine scale."""
-    sim = np.clip(li.similarity(qv), 0.0, None)
+def node_similarity(li: LoadedIndex, qv: np.ndarray, chunks: Route, dense: np.ndarray | None = None) -> np.ndarray:
+    """sim(node, q) for every node: cosine (`dense`, if computed already), with the reranked
+    chunks on the cosine scale."""
+    sim = np.clip(li.similarity(qv), 0.0, None) if dense is None else dense.copy()
     if chunks.ids.size:
         sim[chunks.ids] = on_cosine_scale(chunks)
     return sim
@@ -74,7 +76,8 @@ def seeds_for(li: LoadedIndex, cfg: RetrievalConfig, facts: Route, files: Route,
 
 def run_diffusion(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact: list[int]) -> Stage3:
     facts, files, chunks = routes["fact"], routes["file"], routes["chunk"]
-    sim = node_similarity(li, qv, chunks)
+    dense = np.clip(li.similarity(qv), 0.0, None)  # one matmul, shared with the fusion's PPR
+    sim = node_similarity(li, qv, chunks, dense)
     seeds = seeds_for(li, cfg, facts, files, exact)
     mandatory = list(dict.fromkeys(li.fact_chunk[facts.ids[:cfg.fact_seed_k]].tolist() + chunks.ids.tolist()))
     mandatory = [m for m in mandatory if m >= 0]
@@ -94,7 +97,7 @@ def run_diffusion(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact:
                   engine=cfg.spread_engine)
     ranked = _by_type(li, res.nodes, res.scores)
     if cfg.spread_graph_fusion > 0 and facts.ids.size:
-        ranked["chunk"] = _fuse_with_graph(li, cfg, qv, routes, exact, ranked["chunk"])
+        ranked["chunk"] = _fuse_with_graph(li, cfg, qv, routes, exact, ranked["chunk"], dense)
     trace = {"seeds": sorted(seeds.items(), key=lambda kv: -kv[1])[:60], "mandatory": mandatory[:60],
              "expansions": res.expansions, "stop_reason": res.stop_reason,
              "visited": res.visited[:400].tolist(),
@@ -103,11 +106,11 @@ def run_diffusion(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact:
     return Stage3(ranked, trace)
 
 
-def _fuse_with_graph(li, cfg: RetrievalConfig, qv, routes, exact, chunks: list[tuple[int, float]]):
+def _fuse_with_graph(li, cfg: RetrievalConfig, qv, routes, exact, chunks: list[tuple[int, float]], dense):
     """Reciprocal-rank fusion of the diffusion's chunks with the PPR walk from the same
     fact-entity seeds: passages several hops from the matched facts (the second hop of a
     multi-hop question) rise even when their own similarity to the question is low."""
-    graph = run_ppr(li, cfg, qv, routes, exact).ranked["chunk"][:cfg.spread_chunk_k]
+    graph = run_ppr(li, cfg, qv, routes, exact, dense).ranked["chunk"][:cfg.spread_chunk_k]
     k, w = cfg.spread_fusion_k, cfg.spread_graph_fusion
     fused: dict[int, float] = {}
     for rank, (n, _) in enumerate(chunks):
@@ -117,8 +120,10 @@ def _fuse_with_graph(li, cfg: RetrievalConfig, qv, routes, exact, chunks: list[t
     return sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
-def run_ppr(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact: list[int], engine: str = "scipy") -> Stage3:
-    """HippoRAG 2: entity seeds from the top facts, passages at weight 0.05 of their dense score."""
+def run_ppr(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact: list[int],
+            dense: np.ndarray | None = None) -> Stage3:
+    """HippoRAG 2: entity seeds from the top facts, passages at weight 0.05 of their dense score.
+    `dense` is the clipped cosine of every node, when the caller has it already."""
     facts = routes["fact"]
     reset = np.zeros(li.n_nodes)
     top = facts.ids[:cfg.fact_seed_k]
@@ -131,19 +136,23 @@ def run_ppr(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact: list[
                     reset[e] = max(reset[e], w / max(1, _passage_degree(li, e)))
     for e in exact:
         reset[e] = max(reset[e], 1.0 / max(1, _passage_degree(li, e)))
-    dense = np.clip(li.similarity(qv), 0.0, None)
+    if dense is None:
+        dense = np.clip(li.similarity(qv), 0.0, None)
     rows = li.type_rows("chunk")
     if rows.size:
         d = dense[rows]
         d = (d - d.min()) / (d.max() - d.min()) if d.max() > d.min() else np.ones_like(d)
         reset[rows] += d * cfg.ppr_passage_weight
-    if engine == "igraph":
+    if cfg.ppr_engine == "push":
+        scores = ppr_push(li.ga.indptr, li.ga.indices, li.ga.weight, li.weighted_degree(), reset,
+                          damping=cfg.ppr_damping, eps=cfg.ppr_push_eps)
+    elif cfg.ppr_engine == "igraph":
         scores = ppr_igraph(li.igraph(), reset, damping=cfg.ppr_damping)
     else:
         scores = ppr_scipy(li.adjacency(), reset, damping=cfg.ppr_damping)
-    cand = np.flatnonzero(scores > 0)
-    order = cand[np.argsort(-scores[cand], kind="stable")]
-    return Stage3(_by_type(li, order, scores[order]), {"reset_nodes": int((reset > 0).sum())})
+    caps = {"chunk": cfg.spread_chunk_k, "code": cfg.spread_code_k, "table": cfg.spread_table_k,
+            "image": cfg.spread_image_k}
+    return Stage3(_top_by_type(li, scores, caps), {"reset_nodes": int((reset > 0).sum())})
 
 
 def _passage_degree(li: LoadedIndex, e: int) -> int:
@@ -157,6 +166,20 @@ def run_dense(li, cfg: RetrievalConfig, routes: dict[str, Route]) -> Stage3:
         r = routes.get(kind)
         ranked[kind] = [] if r is None else list(zip(r.ids.tolist(), r.score.tolist()))
     return Stage3(ranked, {})
+
+
+def _top_by_type(li: LoadedIndex, scores: np.ndarray, caps: dict[str, int]) -> dict[str, list[tuple[int, float]]]:
+    """The `caps[kind]` best nodes of each kind with a positive score, best first (ties: lower
+    index), without sorting the whole graph."""
+    out: dict[str, list[tuple[int, float]]] = {}
+    for kind in COLLECT:
+        nodes = np.flatnonzero((li.node_type == NODE_TYPE_CODES[kind]) & (scores > 0))
+        k = caps[kind]
+        if nodes.size > k:
+            nodes = nodes[np.argpartition(-scores[nodes], k - 1)[:k]]
+        nodes = nodes[np.lexsort((nodes, -scores[nodes]))]
+        out[kind] = list(zip(nodes.tolist(), scores[nodes].tolist()))
+    return out
 
 
 def _by_type(li: LoadedIndex, nodes: np.ndarray, scores: np.ndarray) -> dict[str, list[tuple[int, float]]]:

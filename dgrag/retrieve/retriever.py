@@ -32,7 +32,10 @@ class Retriever:
             from ..kernels import diffusion_jit
 
             if diffusion_jit.available():
+                from ..kernels import ppr_push
+
                 diffusion_jit.warm_up()  # compile before the first question, not during it
+                ppr_push.warm_up()
 
     def _store(self) -> Store:
         """One read-only connection per thread (SQLite connections are not shared)."""
