@@ -1,7 +1,8 @@
 """P8: query serving from read-only copies of the one index file behind a load balancer.
 
 Each replica is a plain `python app.py` process given nothing but its copy of the file, in
-a directory it cannot write to. Clients spread `/retrieve` requests round-robin over the
+a directory it cannot write to, and one core of this machine (standing in for a machine of
+its own). Clients spread `/retrieve` requests round-robin over the
 replicas (what any HTTP load balancer does); the figure is throughput with 1 replica vs N.
 """
 from __future__ import annotations
@@ -28,13 +29,15 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_replica(db: Path, threads: int = 1) -> tuple[subprocess.Popen, str]:
-    """`python app.py` on a free port, serving `db`; returns once it answers."""
+def start_replica(db: Path, core: int | None = None, threads: int = 1) -> tuple[subprocess.Popen, str]:
+    """`python app.py` on a free port, serving `db`, pinned to one core when given (a
+    replica stands for one machine); returns once it answers."""
     port = _free_port()
     env = {**os.environ, "DGRAG_DB_PATH": str(db), "OMP_NUM_THREADS": str(threads),
            "MKL_NUM_THREADS": str(threads), "OPENBLAS_NUM_THREADS": str(threads), "HF_HUB_OFFLINE": "1"}
+    pin = (lambda: os.sched_setaffinity(0, {core})) if core is not None and hasattr(os, "sched_setaffinity") else None
     proc = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--port", str(port)], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, preexec_fn=pin)
     lines: list[str] = []
     threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True).start()  # drain stderr
     url = f"http://127.0.0.1:{port}"
@@ -82,8 +85,8 @@ def p8(db: Path, work: Path, queries: list[str], replicas: int = 2, clients_per_
     copies = [read_only_copy(db, work / f"replica{i}") for i in range(replicas)]
     procs, urls = [], []
     try:
-        for c in copies:
-            proc, url = start_replica(c)
+        for i, c in enumerate(copies):
+            proc, url = start_replica(c, core=i % (os.cpu_count() or 1))
             procs.append(proc)
             urls.append(url)
         one = _throughput(urls[:1], queries, clients_per_replica)

@@ -33,7 +33,7 @@ def _small() -> GraphArrays:
 
 def test_build_layout_and_dtypes():
     ga = _small()
-    assert ga.indptr.dtype == np.int64 and ga.indices.dtype == np.int64
+    assert ga.indptr.dtype == np.int64 and ga.indices.dtype == np.int32
     assert ga.cost.dtype == np.float32 and ga.weight.dtype == np.float32
     assert ga.etype.dtype == np.uint8 and ga.node_type.dtype == np.uint8
     assert ga.n_nodes == 4

@@ -21,7 +21,7 @@ EDGE_TYPE_CODES: dict[str, int] = {
 @dataclass
 class GraphArrays:
     indptr: np.ndarray     # int64, n_nodes + 1
-    indices: np.ndarray    # int64 neighbour idx per CSR entry
+    indices: np.ndarray    # int32 neighbour idx per CSR entry (int64 past 2**31 nodes)
     cost: np.ndarray       # float32 edge cost per entry, ascending within each row
     weight: np.ndarray     # float32 raw edge weight per entry
     etype: np.ndarray      # uint8 edge type code per entry
@@ -91,7 +91,9 @@ def build_graph_arrays(n_nodes: int, src: np.ndarray, dst: np.ndarray,
     rows, cols, et, w, cost = rows[order], cols[order], et[order], w[order], cost[order]
     indptr = np.zeros(n_nodes + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=n_nodes), out=indptr[1:])
-    return GraphArrays(indptr=indptr, indices=cols.astype(np.int64), cost=cost,
+    # int32 halves the largest array of the graph (6M entries at the seed's scale)
+    idx_type = np.int32 if n_nodes < 2**31 else np.int64
+    return GraphArrays(indptr=indptr, indices=cols.astype(idx_type), cost=cost,
                        weight=w, etype=et, node_type=nt.copy())
 
 
