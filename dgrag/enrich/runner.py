@@ -30,8 +30,7 @@ class StepReport:
     offline: int = 0
     failed: int = 0
     failures: list[tuple[str, str]] = field(default_factory=list)
-    seconds: float = 0.0
-    pool_seconds: float = 0.0  # the LLM phase alone: from the first request to the last write
+    seconds: float = 0.0  # the work on the items, after they are listed
     dry_run: list[dict] = field(default_factory=list)
     est_tokens: int = 0
 
@@ -92,9 +91,7 @@ def run_step(store: Store, settings: Settings, step_name: str, llm=None, *, max_
             _apply(store, step, node, step.offline(node), "offline", report)
             progress(step_name, i + 1, len(items))
     else:
-        t1 = time.perf_counter()
         _run_pool(store, settings, step, llm, items, report, max_workers, progress, cancel)
-        report.pool_seconds = time.perf_counter() - t1
     report.seconds = time.perf_counter() - t0
     return report
 

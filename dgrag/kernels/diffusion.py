@@ -43,14 +43,25 @@ class KeyIndex:
     def __init__(self, keys: np.ndarray):
         self.keys, self._order, self._sorted = keys, None, None
 
-    def pos(self, key) -> int:
+    def _sort(self) -> None:
         if self._order is None:
             self._order = np.argsort(self.keys, kind="stable")
             self._sorted = self.keys[self._order]
+
+    def pos(self, key) -> int:
+        self._sort()
         i = int(np.searchsorted(self._sorted, key))
         if i < self._sorted.shape[0] and self._sorted[i] == key:
             return int(self._order[i])
         raise KeyError(key)
+
+    def positions(self, keys: np.ndarray) -> np.ndarray:
+        """pos() of many keys at once; -1 where absent."""
+        if keys.size == 0 or self.keys.size == 0:
+            return np.full(keys.shape, -1, np.int64)
+        self._sort()
+        i = np.minimum(np.searchsorted(self._sorted, keys), self._sorted.shape[0] - 1)
+        return np.where(self._sorted[i] == keys, self._order[i], -1)
 
 
 class LazyMap(Mapping):
@@ -58,24 +69,24 @@ class LazyMap(Mapping):
     handful of entries out of thousands, so no dict is built unless someone iterates."""
 
     def __init__(self, keys: np.ndarray | KeyIndex, values: np.ndarray):
-        self._index = keys if isinstance(keys, KeyIndex) else KeyIndex(np.asarray(keys))
-        self._values = values
+        self.index = keys if isinstance(keys, KeyIndex) else KeyIndex(np.asarray(keys))
+        self.values = values
 
     def __getitem__(self, key):
-        return self._values[self._index.pos(key)].item()
+        return self.values[self.index.pos(key)].item()
 
     def __contains__(self, key) -> bool:
         try:
-            self._index.pos(key)
+            self.index.pos(key)
             return True
         except KeyError:
             return False
 
     def __iter__(self):
-        return iter(self._index.keys.tolist())
+        return iter(self.index.keys.tolist())
 
     def __len__(self) -> int:
-        return int(self._index.keys.shape[0])
+        return int(self.index.keys.shape[0])
 
 
 @dataclass
@@ -166,6 +177,19 @@ def _run(st: _State, ga: GraphArrays, node_sim: np.ndarray, quotas: Mapping[int,
     return "exhausted"
 
 
+def _lookup(st: _State, nodes: list[int]) -> tuple[list[bool], list[float], list[float]]:
+    """(finalised?, score, cost) of each node: one vectorised search over the compiled loop's
+    visit order, or dict reads after the reference loop."""
+    if isinstance(st.score, LazyMap):
+        if not len(st.score):
+            return [False] * len(nodes), [0.0] * len(nodes), [0.0] * len(nodes)
+        pos = st.score.index.positions(np.asarray(nodes, dtype=np.int64))
+        ok, p = pos >= 0, np.maximum(pos, 0)
+        return ok.tolist(), st.score.values[p].tolist(), st.cost.values[p].tolist()
+    return ([n in st.score for n in nodes], [st.score.get(n, 0.0) for n in nodes],
+            [st.cost.get(n, 0.0) for n in nodes])
+
+
 def _finish(st: _State, node_sim: np.ndarray, mandatory: Sequence[int],
             ga: GraphArrays, quotas: Mapping[int, int],
             evidence: np.ndarray | None, evidence_weight: float
@@ -174,14 +198,13 @@ def _finish(st: _State, node_sim: np.ndarray, mandatory: Sequence[int],
     scores = st.collected_score if st.collected_score is not None else [st.score[u] for u in nodes]
     costs = st.collected_cost if st.collected_cost is not None else [st.cost[u] for u in nodes]
     seen = set(nodes)
-    for m in (int(x) for x in mandatory):
-        if m in seen:
-            continue
-        seen.add(m)
-        reached = m in st.score  # finalised but not collected (its quota was full)
+    extra = [m for m in dict.fromkeys(int(x) for x in mandatory) if m not in seen]
+    # finalised but not collected (its quota was full): its diffusion score; else its own sim
+    reached, score_m, cost_m = _lookup(st, extra)
+    for m, ok, sm, cm in zip(extra, reached, score_m, cost_m):
         nodes.append(m)
-        scores.append(st.score[m] if reached else float(node_sim[m]) * 1.0)
-        costs.append(st.cost[m] if reached else float("inf"))
+        scores.append(sm if ok else float(node_sim[m]) * 1.0)
+        costs.append(cm if ok else float("inf"))
         _collect(st, m, int(ga.node_type[m]), quotas)  # counts only if there is room
     n_arr = np.asarray(nodes, dtype=np.int64)
     s_arr = np.asarray(scores, dtype=np.float64)

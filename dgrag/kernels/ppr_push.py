@@ -34,7 +34,7 @@ def ppr_push(indptr: np.ndarray, indices: np.ndarray, weight: np.ndarray, wdeg: 
         return np.zeros(r.shape[0])
     p = np.zeros(r.shape[0])
     run = _push_loop if numba is None else _push_jit
-    run(indptr, indices, weight.astype(np.float64, copy=False), wdeg, r / total, p, float(damping), float(eps))
+    run(indptr, indices, weight, wdeg, r / total, p, float(damping), float(eps))  # float32 weights as they are
     return p / p.sum()
 
 
@@ -75,4 +75,8 @@ _push_jit = numba.njit(cache=True)(_push_loop) if numba is not None else None
 
 def warm_up() -> None:
     """Compile (or load from numba's cache) before the first query needs it."""
-    ppr_push(np.array([0, 1, 2]), np.array([1, 0]), np.ones(2, np.float32), np.ones(2), np.array([1.0, 0.0]))
+    from .graph_arrays import build_graph_arrays
+
+    ga = build_graph_arrays(2, np.array([0]), np.array([1]), np.zeros(1, np.uint8), np.ones(1, np.float32),
+                            np.zeros(2, np.uint8))  # the dtypes of a loaded graph: one compiled signature
+    ppr_push(ga.indptr, ga.indices, ga.weight, weighted_degree(ga.indptr, ga.weight), np.array([1.0, 0.0]))
