@@ -300,7 +300,7 @@ def main(argv=None) -> None:
         # P6 needs pending items, not vectors: the whole corpus's structural index at seed scale
         shutil.copy(corpus_db if args.preset == "small" else work / "p5" / "p5.db", work / "p6.db")
         out["P6"] = p6(work / "p6.db", workers=16, latency=0.2, items=128 if args.preset == "small" else 800)
-        out["P8"] = p8(corpus_db, work / "p8", _queries(corpus_db, 60 if args.preset == "small" else 150))
+        out["P8"] = p8(corpus_db, work / "p8", _queries(corpus_db, 100 if args.preset == "small" else 150))
         out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     finally:
         shutil.rmtree(work, ignore_errors=True)

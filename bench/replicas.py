@@ -82,6 +82,9 @@ def read_only_copy(db: Path, folder: Path) -> Path:
 
 
 def p8(db: Path, work: Path, queries: list[str], replicas: int = 2, clients_per_replica: int = 4) -> dict:
+    from dgrag.retrieve.loaded import ensure_graph_cache
+
+    ensure_graph_cache(db)  # what `dgrag snapshot` does: replicas then build and write nothing
     copies = [read_only_copy(db, work / f"replica{i}") for i in range(replicas)]
     procs, urls = [], []
     try:

@@ -96,6 +96,22 @@ def cmd_stats(args) -> int:
     return 0
 
 
+def cmd_snapshot(args) -> int:
+    from .retrieve.loaded import ensure_graph_cache
+    from .store import Store
+
+    path, dest = Path(args.db), Path(args.dest)
+    if not path.exists():
+        raise DgragError(f"no index file at {path}")
+    if dest.exists():
+        raise DgragError(f"{dest} exists; choose a new file name")
+    ensure_graph_cache(path)  # a replica of the copy then has nothing to build or write
+    with Store(path, readonly=True) as store:
+        store.copy_to(dest)
+    print(f"{dest}  ({dest.stat().st_size / 1e6:.1f} MB): serve it with DGRAG_DB_PATH={dest} python app.py")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dgrag", description="DualGraph RAG over Markdown docs, in one SQLite file.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -116,6 +132,11 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--db", required=True)
     st.add_argument("--json", action="store_true")
     st.set_defaults(func=cmd_stats)
+
+    sn = sub.add_parser("snapshot", help="a consistent single-file copy of the index, e.g. for read-only replicas")
+    sn.add_argument("dest", help="the new file")
+    sn.add_argument("--db", required=True)
+    sn.set_defaults(func=cmd_snapshot)
 
     for register in _EXTRA_COMMANDS:
         register(sub)

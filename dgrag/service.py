@@ -207,12 +207,14 @@ class Service:
 
     def snapshot(self, dest_dir: Path | None = None) -> Path:
         """A consistent single-file copy of the index (VACUUM INTO), taken while serving."""
+        from .retrieve.loaded import ensure_graph_cache
         from .store import Store
 
         dest_dir = Path(dest_dir or tempfile.mkdtemp(prefix="dgrag-snapshot-"))
         dest = dest_dir / f"{Path(self.settings.db_path).stem}-{time.strftime('%Y%m%d-%H%M%S')}.db"
+        ensure_graph_cache(self.settings.db_path)  # the copy starts without building anything
         with Store(self.settings.db_path, readonly=True) as st:
-            st.con.execute("VACUUM INTO ?", (str(dest),))
+            st.copy_to(dest)
         return dest
 
     def open_index(self, uploaded: Path, secret: str | None = None) -> dict:

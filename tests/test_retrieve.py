@@ -127,3 +127,24 @@ def test_the_graph_snapshot_is_persisted_and_invalidated_by_writes(indexed, embe
         assert st.graph_version() > version and st.read_graph_cache(st.graph_version()) is None
     fresh = load_index(indexed.db_path)
     assert fresh.n_nodes == first.n_nodes + 1 and fresh.n_edges > first.n_edges
+
+
+def test_a_snapshot_in_a_read_only_folder_serves_alone(fixture_index, embedder, tmp_path, capsys):
+    """A replica needs nothing but the file: `dgrag snapshot`, then a read-only copy answers
+    the same as the original (its graph from the persisted snapshot: nothing to write)."""
+    settings, _ = fixture_index
+    folder = tmp_path / "replica"
+    folder.mkdir()
+    assert main(["snapshot", str(folder / "index.db"), "--db", str(settings.db_path)]) == 0
+    assert "DGRAG_DB_PATH=" in capsys.readouterr().out
+    assert main(["snapshot", str(folder / "index.db"), "--db", str(settings.db_path)]) == 2  # never overwrites
+    (folder / "index.db").chmod(0o444)
+    folder.chmod(0o555)
+    try:
+        replica = Retriever(Settings(db_path=folder / "index.db"), embedder=embedder)
+        original = Retriever(Settings(db_path=settings.db_path), embedder=embedder)
+        q = "How do I create an application with ACE Tools?"
+        assert [c["id"] for c in replica.retrieve(q)["chunks"]] == [c["id"] for c in original.retrieve(q)["chunks"]]
+        assert sorted(p.name for p in folder.iterdir()) == ["index.db"]  # no journal, no cache written
+    finally:
+        folder.chmod(0o755)

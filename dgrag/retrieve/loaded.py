@@ -131,6 +131,18 @@ def load_index(path: Path | str) -> LoadedIndex:
         entity_by_name=entity_by_name, load_seconds=time.perf_counter() - t0)
 
 
+def ensure_graph_cache(path: Path | str) -> bool:
+    """Persist the graph snapshot if the file lacks a current one, so that copies of the file
+    start without rebuilding (or writing) anything; True if it had to be built."""
+    with Store(path, readonly=True) as store, store.snapshot():
+        version = store.graph_version()
+        if store.read_graph_cache(version) is not None:
+            return False
+        g = _build_graph(store)
+    _save_graph(path, version, g)
+    return True
+
+
 def _build_graph(store: Store) -> dict:
     rowids, node_type = store.node_table(NODE_TYPE_CODES)
     tmp = _Partial(rowids)

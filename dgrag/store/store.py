@@ -86,6 +86,11 @@ class Store(SemanticMixin):
             finally:
                 self.con.execute("COMMIT")
 
+    def copy_to(self, dest: Path | str) -> None:
+        """A consistent single-file copy (VACUUM INTO), safe while others read and write."""
+        with self._lock:
+            self.con.execute("VACUUM INTO ?", (str(dest),))
+
     # ---- the persisted graph snapshot ------------------------------------------------------
     def graph_version(self) -> int:
         return int(self.get_meta("graph_version", "0"))
