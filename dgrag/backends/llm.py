@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import ConfigError, LLMError
+from .llm_outcomes import Failure, classify, final_error, read_response
 from .llm_wire import (  # noqa: F401 - re-exported: callers import them from here
     LLMCache, MemoryCache, _FENCE_RE, _MISSING, _THINK_RE, _TRAILING_COMMA_RE, _canonical, _extract_outermost, _host, _json_default, _norm_messages, _norm_tools, _parse_retry_after, _try_loads, cache_key, image_part, parse_json,
 )
@@ -34,18 +35,6 @@ if TYPE_CHECKING:  # pragma: no cover
 log = logging.getLogger(__name__)
 
 JSON_RESPONSE_FORMAT: dict[str, str] = {"type": "json_object"}
-_RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
-_BAD_OUTPUT = frozenset({"invalid_json", "truncated"})
-
-
-@dataclass
-class _Failure:
-    kind: str  # rate_limit | server | timeout | connection | malformed | empty | invalid_json | truncated | client | error
-    reason: str
-    retryable: bool
-    retry_after: float | None = None
-
-
 @dataclass
 class _Endpoint:
     label: str  # primary | fallback
@@ -386,7 +375,7 @@ class LLM:
                 if hit is not None and self._valid(hit, mode):
                     self._inc("cache_hits")
                     return hit
-        history: list[tuple[str, int, _Failure]] = []
+        history: list[tuple[str, int, Failure]] = []
         for (ep, m), key in zip(plan, keys):
             if ep.label == "fallback":
                 log.warning("LLM primary failed; trying the fallback %s", ep.where(m))
@@ -403,11 +392,11 @@ class LLM:
             assert failure is not None
             history.append((ep.where(m), attempts, failure))
         self._inc("failures")
-        raise self._final_error(history, mode)
+        raise final_error(history, mode, self.mask)
 
     def _attempts(self, ep: _Endpoint, model: str, messages: list[dict], params: dict,
-                  mode: str) -> tuple[str | None, int, _Failure | None]:
-        failure: _Failure | None = None
+                  mode: str) -> tuple[str | None, int, Failure | None]:
+        failure: Failure | None = None
         total = self.max_retries + 1
         attempt = 0
         extra = 0  # one free retry when the server rejects response_format
@@ -422,15 +411,15 @@ class LLM:
             try:
                 resp = ep.client().chat.completions.create(**self._request_kwargs(ep, model, messages, params))
             except Exception as exc:  # classified below; never escapes as a raw openai error
-                failure = self._classify(exc)
+                failure = classify(exc, self.mask, self.timeout_s)
                 if (failure.kind == "client" and sent_format and not extra
                         and getattr(exc, "status_code", None) in (400, 422)
                         and re.search(r"response.?format|json", failure.reason, re.IGNORECASE)):
                     ep.json_format_ok = False  # the server does not know response_format: ask without it
                     extra = 1
-                    failure = _Failure("client", failure.reason, True, 0.0)
+                    failure = Failure("client", failure.reason, True, 0.0)
             else:
-                value, failure = self._read(resp, mode)
+                value, failure = read_response(resp, mode)
                 if failure is None:
                     return value, attempt, None
             self._inc("retries")
@@ -441,102 +430,13 @@ class LLM:
                 break
         return None, attempt, failure
 
-    def _read(self, resp: Any, mode: str) -> tuple[str | None, _Failure | None]:
-        try:
-            choice = resp.choices[0]
-            msg = choice.message
-            finish = choice.finish_reason
-            content = msg.content or ""
-        except (AttributeError, IndexError, TypeError, KeyError):
-            return None, _Failure("malformed", "response without choices", True)
-        if not isinstance(content, str):
-            content = str(content)
-        if mode == "tools":
-            calls = []
-            for i, tc in enumerate(getattr(msg, "tool_calls", None) or []):
-                fn = getattr(tc, "function", None)
-                name = getattr(fn, "name", None) or ""
-                args = getattr(fn, "arguments", None) or ""
-                if not name:
-                    return None, _Failure("malformed", "tool call without a name", True)
-                if finish == "length":
-                    return None, _Failure("truncated", "tool call cut at max_tokens (finish_reason=length)", True)
-                if args.strip():
-                    try:
-                        json.loads(args)
-                    except ValueError:
-                        return None, _Failure("invalid_json", f"tool {name!r} arguments are not JSON", True)
-                calls.append({"id": getattr(tc, "id", None) or f"call_{i}", "name": name, "arguments": args or "{}"})
-            if not calls and not content.strip():
-                return None, _Failure("empty", "empty response", True)
-            return json.dumps({"content": content or None, "tool_calls": calls}, ensure_ascii=False), None
-        if mode == "json":
-            if finish == "length":
-                return None, _Failure("truncated", "output cut at max_tokens (finish_reason=length)", True)
-            try:
-                parse_json(content)
-            except ValueError as exc:
-                return None, _Failure("invalid_json", str(exc), True)
-            return content, None
-        if not content.strip():
-            return None, _Failure("empty", "empty response", True)
-        if finish == "length":
-            log.info("LLM output cut at max_tokens (finish_reason=length)")
-        return content, None
-
-    def _classify(self, exc: BaseException) -> _Failure:
-        import openai
-
-        msg = self.mask(getattr(exc, "message", None) or str(exc) or type(exc).__name__)
-        if len(msg) > 300:
-            msg = msg[:300] + "..."
-        if isinstance(exc, openai.RateLimitError):
-            return _Failure("rate_limit", f"HTTP 429 rate limited: {msg}", True, _parse_retry_after(exc.response.headers))
-        if isinstance(exc, openai.APITimeoutError):
-            return _Failure("timeout", f"timed out after {self.timeout_s:g}s", True)
-        if isinstance(exc, openai.APIConnectionError):
-            return _Failure("connection", f"connection error: {msg}", True)
-        if isinstance(exc, openai.APIStatusError):
-            status = exc.status_code
-            retryable = status >= 500 or status in _RETRYABLE_STATUS
-            retry_after = _parse_retry_after(exc.response.headers) if retryable else None
-            return _Failure("server" if status >= 500 else ("rate_limit" if status == 429 else "client"),
-                            f"HTTP {status}: {msg}", retryable, retry_after)
-        if isinstance(exc, openai.APIResponseValidationError):
-            return _Failure("malformed", f"malformed response: {msg}", True)
-        if isinstance(exc, openai.APIError):
-            return _Failure("error", f"API error: {msg}", True)
-        try:
-            import httpx2 as _httpx  # the transport of openai 3.x
-        except ImportError:  # pragma: no cover
-            import httpx as _httpx  # type: ignore[no-redef]
-        if isinstance(exc, _httpx.TimeoutException):
-            return _Failure("timeout", f"timed out after {self.timeout_s:g}s", True)
-        if isinstance(exc, (_httpx.TransportError, ConnectionError)):
-            return _Failure("connection", f"connection error: {type(exc).__name__}: {msg}", True)
-        if isinstance(exc, ValueError):  # an envelope that is not JSON
-            return _Failure("malformed", f"malformed response: {type(exc).__name__}: {msg}", True)
-        return _Failure("error", f"{type(exc).__name__}: {msg}", False)
-
-    def _final_error(self, history: list[tuple[str, int, _Failure]], mode: str) -> LLMError:
-        parts = [f"{where}: {f.reason} ({n} attempt{'s' if n != 1 else ''})" for where, n, f in history]
-        last = history[-1][2] if history else _Failure("error", "no endpoint", False)
-        if mode == "json" and all(f.kind in _BAD_OUTPUT for _, _, f in history):
-            head = "invalid JSON: " + last.reason
-        else:
-            head = "LLM call failed: " + last.reason
-        err = LLMError(self.mask(head + " [" + "; ".join(parts) + "]"))
-        err.reason = last.kind  # type: ignore[attr-defined]
-        err.attempts = sum(n for _, n, _ in history)  # type: ignore[attr-defined]
-        return err
-
     def _stream(self, messages: list[dict], params: dict, model: str | None) -> Iterator[dict[str, Any]]:
-        history: list[tuple[str, int, _Failure]] = []
+        history: list[tuple[str, int, Failure]] = []
         total = self.max_retries + 1
         for ep, m in self._plan(model):
             if ep.label == "fallback":
                 log.warning("LLM primary stream failed; trying the fallback %s", ep.where(m))
-            failure: _Failure | None = None
+            failure: Failure | None = None
             attempt = 0
             while attempt < total:
                 if attempt and failure is not None:
@@ -581,7 +481,7 @@ class LLM:
                         except Exception:
                             pass
                 except Exception as exc:
-                    failure = self._classify(exc)
+                    failure = classify(exc, self.mask, self.timeout_s)
                     self._inc("retries")
                     if yielded:
                         self._inc("failures")
@@ -594,7 +494,7 @@ class LLM:
                         break
                     continue
                 if not yielded and not calls:
-                    failure = _Failure("empty", "empty response", True)
+                    failure = Failure("empty", "empty response", True)
                     self._inc("retries")
                     log.warning("LLM %s stream attempt %d/%d failed: empty response", ep.where(m), attempt, total)
                     continue
@@ -610,7 +510,7 @@ class LLM:
             assert failure is not None
             history.append((ep.where(m), attempt, failure))
         self._inc("failures")
-        raise self._final_error(history, "stream")
+        raise final_error(history, "stream", self.mask)
 
 
 __all__ = ["LLM", "LLMCache", "MemoryCache", "cache_key", "parse_json", "image_part", "JSON_RESPONSE_FORMAT"]
