@@ -35,9 +35,10 @@ def start_replica(db: Path, core: int | None = None, threads: int = 1) -> tuple[
     port = _free_port()
     env = {**os.environ, "DGRAG_DB_PATH": str(db), "OMP_NUM_THREADS": str(threads),
            "MKL_NUM_THREADS": str(threads), "OPENBLAS_NUM_THREADS": str(threads), "HF_HUB_OFFLINE": "1"}
-    pin = (lambda: os.sched_setaffinity(0, {core})) if core is not None and hasattr(os, "sched_setaffinity") else None
     proc = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--port", str(port)], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, preexec_fn=pin)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if core is not None and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(proc.pid, {core})  # before it has loaded anything worth moving
     lines: list[str] = []
     threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True).start()  # drain stderr
     url = f"http://127.0.0.1:{port}"
@@ -50,8 +51,19 @@ def start_replica(db: Path, core: int | None = None, threads: int = 1) -> tuple[
             return proc, url
         except OSError:
             time.sleep(0.5)
-    proc.kill()
+    _stop([proc])
     raise RuntimeError("replica did not start in 180 s")
+
+
+def _stop(procs: list[subprocess.Popen]) -> None:
+    for p in procs:
+        p.terminate()
+    for p in procs:
+        try:
+            p.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
 
 
 def _retrieve(url: str, query: str) -> None:
@@ -72,35 +84,50 @@ def _throughput(urls: list[str], queries: list[str], clients: int) -> float:
 
 
 def read_only_copy(db: Path, folder: Path) -> Path:
-    """A copy of the file in a folder nobody can write to (chmod 555 / 444)."""
-    folder.mkdir(parents=True, exist_ok=True)
+    """What a user ships to a replica: `dgrag snapshot`'s consistent copy, in a folder nobody
+    can write to (chmod 555, the file 444)."""
+    from dgrag.store import Store
+
+    if folder.exists():  # left by an interrupted run
+        _writable(folder)
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
     out = folder / "index.db"
-    shutil.copy(db, out)
+    with Store(db, readonly=True) as st:
+        st.copy_to(out)
     out.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
     folder.chmod(stat.S_IRUSR | stat.S_IXUSR | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH)
     return out
+
+
+def _writable(folder: Path) -> None:
+    folder.chmod(stat.S_IRWXU)
+    for f in folder.iterdir():
+        f.chmod(stat.S_IRUSR | stat.S_IWUSR)
 
 
 def p8(db: Path, work: Path, queries: list[str], replicas: int = 2, clients_per_replica: int = 4) -> dict:
     from dgrag.retrieve.loaded import ensure_graph_cache
 
     ensure_graph_cache(db)  # what `dgrag snapshot` does: replicas then build and write nothing
-    copies = [read_only_copy(db, work / f"replica{i}") for i in range(replicas)]
-    procs, urls = [], []
+    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    folders = [work / f"replica{i}" for i in range(replicas)]
+    procs: list[subprocess.Popen] = []
     try:
-        for i, c in enumerate(copies):
-            proc, url = start_replica(c, core=i % (os.cpu_count() or 1))
+        urls = []
+        for i, folder in enumerate(folders):
+            proc, url = start_replica(read_only_copy(db, folder), core=cores[i % len(cores)] if cores else None)
             procs.append(proc)
             urls.append(url)
         one = _throughput(urls[:1], queries, clients_per_replica)
         many = _throughput(urls, queries, clients_per_replica * replicas)
     finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            p.wait(timeout=20)
-        for c in copies:
-            c.parent.chmod(stat.S_IRWXU)
+        try:
+            _stop(procs)
+        finally:
+            for folder in folders:
+                if folder.exists():
+                    _writable(folder)
     return {"replicas": replicas, "queries": len(queries), "qps_1_replica": round(one, 1),
             f"qps_{replicas}_replicas": round(many, 1), "speedup": round(many / one, 2),
-            "cores": os.cpu_count()}
+            "cores": len(cores) or os.cpu_count()}

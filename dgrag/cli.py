@@ -105,10 +105,13 @@ def cmd_snapshot(args) -> int:
         raise DgragError(f"no index file at {path}")
     if dest.exists():
         raise DgragError(f"{dest} exists; choose a new file name")
-    ensure_graph_cache(path)  # a replica of the copy then has nothing to build or write
+    cached = ensure_graph_cache(path)  # a replica of the copy then has nothing to build or write
     with Store(path, readonly=True) as store:
         store.copy_to(dest)
     print(f"{dest}  ({dest.stat().st_size / 1e6:.1f} MB): serve it with DGRAG_DB_PATH={dest} python app.py")
+    if not cached:
+        print("note: the graph snapshot could not be stored first (the index is busy or read-only);"
+              " the copy's first start rebuilds it", file=sys.stderr)
     return 0
 
 

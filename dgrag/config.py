@@ -7,6 +7,7 @@ read here and nowhere else (`Settings.from_env`): each field `x` can be set with
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -88,7 +89,21 @@ class RetrievalConfig:
                               ("ppr_engine", ("push", "scipy", "igraph"))):
             if getattr(merged, name) not in allowed:
                 raise ConfigError(f"{name} must be one of {', '.join(allowed)}")
+        merged._check_ranges()
         return merged
+
+    def _check_ranges(self) -> None:
+        # every count, budget and weight here is >= 0; a request must not be able to send the
+        # kernels into an endless or out-of-bounds run
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                if not math.isfinite(value) or value < 0:
+                    raise ConfigError(f"{f.name} must be a finite number >= 0, not {value!r}")
+        if not self.ppr_damping < 1:
+            raise ConfigError("ppr_damping must be below 1 (the walk must restart sometimes)")
+        if not self.ppr_push_eps > 0:
+            raise ConfigError("ppr_push_eps must be above 0")
 
 
 @dataclass

@@ -45,3 +45,19 @@ def test_jit_time_budget_is_checked_between_slices():
     res = diffuse(ga, np.ones(ga.n_nodes), {0: 1.0}, quotas={9: 10**6}, time_budget_s=1.5,
                   clock=lambda: float(next(ticks)), engine="jit", min_enqueue_score=0.0)
     assert res.stop_reason == "time_budget" and res.expansions == diffusion_jit.SLICE  # clock 1: run, clock 2: stop
+
+
+def test_a_non_finite_similarity_is_refused_and_leaves_the_thread_clean():
+    rng = np.random.default_rng(5)
+    ga = random_graph(rng)
+    sim = rng.uniform(0, 1, ga.n_nodes)
+    seeds = {0: 1.0, 7: 0.9}
+    before = diffuse(ga, sim, seeds, engine="jit")
+    bad = sim.copy()
+    bad[3] = np.inf
+    with pytest.raises(ValueError):
+        diffuse(ga, bad, seeds, engine="jit")
+    with pytest.raises(ValueError):
+        diffuse(ga, sim, {0: float("nan")}, engine="jit")
+    after = diffuse(ga, sim, seeds, engine="jit")  # the same thread, the same buffers
+    assert np.array_equal(before.visited, after.visited) and np.array_equal(before.nodes, after.nodes)

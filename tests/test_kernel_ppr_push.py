@@ -84,3 +84,15 @@ def test_compiled_and_python_loops_agree():
     mod._push_jit(ga.indptr, ga.indices, ga.weight.astype(np.float64), wd, r.copy(), p1, 0.5, 1e-7)
     _push_loop(ga.indptr, ga.indices, ga.weight.astype(np.float64), wd, r.copy(), p2, 0.5, 1e-7)
     np.testing.assert_allclose(p1, p2, rtol=1e-12, atol=1e-15)
+
+
+def test_a_reset_below_every_threshold_is_its_own_answer_and_bad_settings_are_refused():
+    ga, _ = _graph()
+    wd = weighted_degree(ga.indptr, ga.weight)
+    reset = np.zeros(ga.n_nodes)
+    reset[1:3] = 1.0
+    p = ppr_push(ga.indptr, ga.indices, ga.weight, wd, reset, eps=1.0)  # nothing is pushed
+    assert np.isfinite(p).all() and p[1] == p[2] == pytest.approx(0.5)
+    for kw in ({"damping": 1.0}, {"eps": 0.0}, {"damping": -0.1}):
+        with pytest.raises(ValueError):
+            ppr_push(ga.indptr, ga.indices, ga.weight, wd, reset, **kw)

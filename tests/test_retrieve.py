@@ -62,6 +62,11 @@ def test_per_request_overrides(retriever):
         retriever.retrieve("x", {"no_such_parameter": 1})
     with pytest.raises(ConfigError):
         retriever.retrieve("x", {"method": "magic"})
+    # values that would send a kernel into an endless or out-of-bounds run are refused
+    for bad in ({"ppr_damping": 1.0}, {"ppr_push_eps": 0}, {"spread_max_frontier_size": -5},
+                {"spread_time_budget_s": "nan"}, {"spread_per_node_neighbor_limit": -1}):
+        with pytest.raises(ConfigError):
+            retriever.retrieve("x", bad)
 
 
 def test_reload_swaps_the_graph_atomically(fixture_index):

@@ -92,6 +92,17 @@ if numba is not None:
             hs[i], hn[i], hc[i], hp[i], hw[i] = s, n, c, p, w
         return top
 
+    @numba.njit(cache=True, nogil=True)
+    def _load_sim(node, sim):
+        """Copy the query's similarities beside the best scores; False if one is not finite."""
+        ok = True
+        for i in range(sim.shape[0]):
+            x = sim[i]
+            node[i, 0] = x
+            if not np.isfinite(x):
+                ok = False
+        return ok
+
     @numba.njit(cache=True)
     def _push_seeds(h, hs, hn, hc, hp, hw, node, seed_idx, seed_w):
         for i in range(seed_idx.shape[0]):  # seeds bypass the score floor and the frontier cap
@@ -101,7 +112,7 @@ if numba is not None:
                 node[s, 1] = sc
                 _push(h, hs, hn, hc, hp, hw, sc, s, 0.0, -1, seed_w[i])
 
-    @numba.njit(cache=True)
+    @numba.njit(cache=True, nogil=True)  # readers' queries run in parallel threads
     def _run_slice(indptr, indices, ecost, ntype, node, quotas, counts, h, hs, hn, hc, hp, hw,
                    out_score, out_cost, out_parent, visited, nvis, collected, ncol, open_q, max_exp, limit,
                    max_frontier, min_score, steps):
@@ -169,39 +180,39 @@ def run(ga, sim: np.ndarray, seed_idx: np.ndarray, seed_w: np.ndarray, quotas: d
     visited nodes with their score, cost and parent in visit order, and `collected` as
     positions in that order."""
     n = ga.n_nodes
-    cap = max_frontier_size + seed_idx.size + per_node_neighbor_limit + 1
-    node, hs, hn, hc, hp, hw = _workspace(n, cap)
-    node[:, 0] = sim
+    max_expansions, limit, frontier = max(0, max_expansions), max(0, per_node_neighbor_limit), max(0, max_frontier_size)
+    node, hs, hn, hc, hp, hw = _workspace(n, frontier + seed_idx.size + limit + 1)
+    seed_w = seed_w.astype(np.float64)
+    # +inf marks a finalised node: a non-finite input would corrupt the next query's state
+    if not _load_sim(node, sim) or not np.isfinite(seed_w).all():
+        raise ValueError("similarities and seed weights must be finite")
     m = min(n, max_expansions) + 1
     visited, out_parent = np.empty(m, np.int64), np.empty(m, np.int64)
-    out_score, out_cost = np.empty(m), np.empty(m)
-    collected = np.empty(m, np.int64)
+    out_score, out_cost, collected = np.empty(m), np.empty(m), np.empty(m, np.int64)
     h, nvis, ncol = np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64)
-    q = np.full(256, -1, np.int64)
+    q, counts = np.full(256, -1, np.int64), np.zeros(256, np.int64)
     for t, k in quotas.items():
         q[t] = k
-    counts = np.zeros(256, np.int64)
     open_q = np.array([sum(1 for k in quotas.values() if k > 0)], np.int64)
-    _push_seeds(h, hs, hn, hc, hp, hw, node, seed_idx.astype(np.int64), seed_w.astype(np.float64))
-    status = QUOTAS_FULL if open_q[0] == 0 else PAUSED
-    start = clock()
-    while status == PAUSED:
-        if clock() - start > time_budget_s:
-            break
-        status = _run_slice(ga.indptr, ga.indices, ga.cost, ga.node_type, node, q, counts, h, hs, hn, hc, hp, hw,
-                            out_score, out_cost, out_parent, visited, nvis, collected, ncol, open_q, max_expansions,
-                            per_node_neighbor_limit, max_frontier_size, min_enqueue_score, SLICE)
+    try:
+        _push_seeds(h, hs, hn, hc, hp, hw, node, seed_idx.astype(np.int64), seed_w)
+        status = QUOTAS_FULL if open_q[0] == 0 else PAUSED
+        start = clock()
+        while status == PAUSED and clock() - start <= time_budget_s:
+            status = _run_slice(ga.indptr, ga.indices, ga.cost, ga.node_type, node, q, counts, h, hs, hn, hc, hp, hw,
+                                out_score, out_cost, out_parent, visited, nvis, collected, ncol, open_q,
+                                max_expansions, limit, frontier, min_enqueue_score, SLICE)
+    finally:
+        # every node touched was finalised (visited) or still sits in the heap: reset just
+        # those, so the buffer is clean for the thread's next query whatever happened here
+        node[visited[:nvis[0]], 1] = -np.inf
+        node[hn[:h[0]], 1] = -np.inf
     reason = {EXHAUSTED: "exhausted", MAX_EXPANSIONS: "max_expansions", QUOTAS_FULL: "quotas_full",
               PAUSED: "time_budget"}[status]
     k = int(nvis[0])
-    vis = visited[:k]
-    out = {"reason": reason, "visited": vis, "score": out_score[:k], "cost": out_cost[:k], "parent": out_parent[:k],
-           "collected": collected[:ncol[0]], "counts": {int(t): int(counts[t]) for t in quotas}}
-    # every node touched was finalised (visited) or still sits in the heap: reset just those,
-    # so the next query pays for what it explores, not for the size of the graph
-    node[vis, 1] = -np.inf
-    node[hn[:h[0]], 1] = -np.inf
-    return out
+    return {"reason": reason, "visited": visited[:k], "score": out_score[:k], "cost": out_cost[:k],
+            "parent": out_parent[:k], "collected": collected[:ncol[0]],
+            "counts": {int(t): int(counts[t]) for t in quotas}}
 
 
 _LOCAL = threading.local()

@@ -32,10 +32,13 @@ def ppr_push(indptr: np.ndarray, indices: np.ndarray, weight: np.ndarray, wdeg: 
     total = r.sum()
     if total <= 0:
         return np.zeros(r.shape[0])
-    p = np.zeros(r.shape[0])
+    if not 0 <= damping < 1 or not eps > 0:
+        raise ValueError("damping must be in [0, 1) and eps above 0, or the push never ends")
+    p, r = np.zeros(r.shape[0]), r / total
     run = _push_loop if numba is None else _push_jit
-    run(indptr, indices, weight, wdeg, r / total, p, float(damping), float(eps))  # float32 weights as they are
-    return p / p.sum()
+    run(indptr, indices, weight, wdeg, r.copy(), p, float(damping), float(eps))  # float32 weights as they are
+    # a reset spread so thin that no node reaches the threshold: the walk is its own reset
+    return p / p.sum() if p.sum() > 0 else r
 
 
 def _push_loop(indptr, indices, weight, wdeg, r, p, damping, eps):
@@ -70,7 +73,7 @@ def _push_loop(indptr, indices, weight, wdeg, r, p, damping, eps):
                 size += 1
 
 
-_push_jit = numba.njit(cache=True)(_push_loop) if numba is not None else None
+_push_jit = numba.njit(cache=True, nogil=True)(_push_loop) if numba is not None else None
 
 
 def warm_up() -> None:

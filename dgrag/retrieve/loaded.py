@@ -133,14 +133,14 @@ def load_index(path: Path | str) -> LoadedIndex:
 
 def ensure_graph_cache(path: Path | str) -> bool:
     """Persist the graph snapshot if the file lacks a current one, so that copies of the file
-    start without rebuilding (or writing) anything; True if it had to be built."""
+    start without rebuilding (or writing) anything; False if it could not be stored (the file
+    is busy, read-only, or changed meanwhile)."""
     with Store(path, readonly=True) as store, store.snapshot():
         version = store.graph_version()
         if store.read_graph_cache(version) is not None:
-            return False
+            return True
         g = _build_graph(store)
-    _save_graph(path, version, g)
-    return True
+    return _save_graph(path, version, g, timeout=30.0)
 
 
 def _build_graph(store: Store) -> dict:
@@ -166,15 +166,15 @@ def _decode(blob: bytes) -> dict:
         return {k: z[k] for k in GRAPH_KEYS}
 
 
-def _save_graph(path, version: int, g: dict) -> None:
+def _save_graph(path, version: int, g: dict, timeout: float = 0.5) -> bool:
     """Persist the snapshot for the next start; a read-only or busy file just skips it."""
     buf = io.BytesIO()
     np.savez(buf, **{k: g[k] for k in GRAPH_KEYS})
     try:
-        with Store(path, timeout=0.5) as st:  # never wait behind a long indexing run
-            st.write_graph_cache(version, buf.getvalue())
+        with Store(path, timeout=timeout) as st:  # a load never waits behind a long indexing run
+            return bool(st.write_graph_cache(version, buf.getvalue()))
     except Exception:  # noqa: BLE001 - a cache: never worth failing a load for
-        pass
+        return False
 
 
 def _node_vectors(store: Store, tmp: "_Partial", dim: int):

@@ -150,8 +150,12 @@ def run_ppr(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact: list[
         scores = ppr_igraph(li.igraph(), reset, damping=cfg.ppr_damping)
     else:
         scores = ppr_scipy(li.adjacency(), reset, damping=cfg.ppr_damping)
-    caps = {"chunk": cfg.spread_chunk_k, "code": cfg.spread_code_k, "table": cfg.spread_table_k,
-            "image": cfg.spread_image_k}
+    # as many candidates per type as stage 4's rerankers may read, at least the stage-3 quotas
+    spread = {"chunk": cfg.spread_chunk_k, "code": cfg.spread_code_k, "table": cfg.spread_table_k,
+              "image": cfg.spread_image_k}
+    final = {"chunk": cfg.final_chunk_k, "code": cfg.final_code_k, "table": cfg.final_table_k,
+             "image": cfg.final_image_k}
+    caps = {kind: max(spread[kind], 3 * final[kind], 20, cfg.final_rerank_candidates) for kind in COLLECT}
     return Stage3(_top_by_type(li, scores, caps), {"reset_nodes": int((reset > 0).sum())})
 
 
@@ -173,10 +177,13 @@ def _top_by_type(li: LoadedIndex, scores: np.ndarray, caps: dict[str, int]) -> d
     index), without sorting the whole graph."""
     out: dict[str, list[tuple[int, float]]] = {}
     for kind in COLLECT:
-        nodes = np.flatnonzero((li.node_type == NODE_TYPE_CODES[kind]) & (scores > 0))
+        nodes = np.flatnonzero((li.node_type == NODE_TYPE_CODES[kind]) & (scores > 0))  # ascending
         k = caps[kind]
         if nodes.size > k:
-            nodes = nodes[np.argpartition(-scores[nodes], k - 1)[:k]]
+            s = scores[nodes]
+            cut = -np.partition(-s, k - 1)[k - 1] if k > 0 else np.inf
+            above, tied = nodes[s > cut], nodes[s == cut]
+            nodes = np.concatenate([above, tied[:k - above.size]])  # ties at the cut: lower index first
         nodes = nodes[np.lexsort((nodes, -scores[nodes]))]
         out[kind] = list(zip(nodes.tolist(), scores[nodes].tolist()))
     return out
