@@ -264,3 +264,19 @@ _SCORE = {
     "field_value": 62, "cjk_tech": 60, "isa_tail": 55, "acronym": 50, "latin_in_zh": 45,
     "proper": 40, "cjk_np": 30, "via": 35,
 }
+
+# API reference sentences open with one of these verbs: "Defines a binary data array.", "获取…"
+_EN_API_VERB = re.compile(
+    r"^(?P<v>Defines|Enumerates|Implements|Describes|Provides|Represents|Indicates|Specifies|Obtains|Creates|"
+    r"Returns|Sets|Gets|Checks|Adds|Removes|Deletes|Subscribes to|Unsubscribes from|Starts|Stops|Enables|"
+    r"Disables|Registers|Unregisters|Converts|Encodes|Decodes|Reads|Writes|Opens|Closes|Sends|Receives|"
+    r"Initializes|Updates|Queries|Inserts|Clears|Binds|Loads|Saves|Generates|Verifies|Signs|Encrypts|Decrypts|"
+    r"Compares|Copies|Moves|Renames|Listens to|Triggers|Applies|Configures|Displays|Shows|Hides|Manages|"
+    r"Stores|Controls|Handles|Calculates|Parses|Resets|Pauses|Resumes|Cancels|Requests|Releases)\s+"
+    r"(?:(?:a|an|the|all|this|that|one|some|each|information about|details of)\s+)*(?P<o>[^,;:.()]{2,80})")
+_ZH_API_VERB = re.compile(
+    r"^(?P<v>定义|枚举|表示|提供|获取|设置|创建|删除|取消订阅|订阅|注册|注销|启动|停止|返回|检查|判断|添加|移除|转换|查询|"
+    r"更新|读取|写入|打开|关闭|绑定|解绑|发送|接收|初始化|监听|触发|生成|校验|加密|解密|比较|复制|移动|加载|保存|清除|"
+    r"显示|隐藏|管理|存储|控制|处理|计算|解析|重置|暂停|恢复|取消|请求|释放|描述)"
+    r"(?P<o>[^,，。;；:：!?！？]{2,40})")
+_API_VERBS_EN = {w.lower() for w in re.findall(r"[A-Z][a-z]+", _EN_API_VERB.pattern)}
