@@ -14,6 +14,7 @@ on top of the `openai` client:
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import random
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import ConfigError, LLMError
-from .llm_outcomes import Failure, classify, final_error, read_response
+from .llm_outcomes import Failure, classify, final_error, read_response, stream_deltas
 from .llm_wire import (  # noqa: F401 - re-exported: callers import them from here
     LLMCache, MemoryCache, _FENCE_RE, _MISSING, _THINK_RE, _TRAILING_COMMA_RE, _canonical, _extract_outermost, _host, _json_default, _norm_messages, _norm_tools, _parse_retry_after, _try_loads, cache_key, image_part, parse_json,
 )
@@ -447,39 +448,14 @@ class LLM:
                 self._inc("calls")
                 yielded = False
                 calls: dict[int, dict[str, str]] = {}
-                finish = None
+                ends: dict[str, str] = {}
                 try:
                     kw = self._request_kwargs(ep, m, messages, params)
-                    s = ep.client().chat.completions.create(stream=True, **kw)
-                    try:
-                        for chunk in s:
-                            choices = getattr(chunk, "choices", None) or []
-                            if not choices:
-                                continue
-                            ch = choices[0]
-                            finish = ch.finish_reason or finish
-                            delta = ch.delta
-                            if delta is None:
-                                continue
-                            if delta.content:
-                                yielded = True
-                                yield {"type": "text", "text": delta.content}
-                            for tc in delta.tool_calls or []:
-                                idx = tc.index if tc.index is not None else len(calls)
-                                acc = calls.setdefault(idx, {"id": "", "name": "", "arguments": ""})
-                                if tc.id:
-                                    acc["id"] = tc.id
-                                fn = tc.function
-                                if fn is not None:
-                                    if fn.name and fn.name != acc["name"]:
-                                        acc["name"] += fn.name
-                                    if fn.arguments:
-                                        acc["arguments"] += fn.arguments
-                    finally:
-                        try:
-                            s.close()
-                        except Exception:
-                            pass
+                    with contextlib.closing(stream_deltas(ep.client().chat.completions.create(stream=True, **kw),
+                                                          calls, ends)) as deltas:
+                        for text in deltas:
+                            yielded = True
+                            yield {"type": "text", "text": text}
                 except Exception as exc:
                     failure = classify(exc, self.mask, self.timeout_s)
                     self._inc("retries")
@@ -504,7 +480,7 @@ class LLM:
                     c = calls[i]
                     yield {"type": "tool_call", "id": c["id"] or f"call_{i}", "name": c["name"],
                            "arguments": c["arguments"] or "{}"}
-                if finish == "length":
+                if ends.get("finish") == "length":
                     log.info("LLM stream cut at max_tokens (finish_reason=length)")
                 return
             assert failure is not None

@@ -1,6 +1,6 @@
 """What came back from an LLM call: a usable text, or a `Failure` saying whether to retry.
 
-Pure functions over the `openai` client's responses and exceptions, shared by the plain,
+Functions over the `openai` client's responses, streams and exceptions, shared by the plain,
 JSON, tool and streaming calls of `llm.LLM`.
 """
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from ..errors import LLMError
 from .llm_wire import _parse_retry_after, parse_json
@@ -120,3 +120,41 @@ def final_error(history: list[tuple[str, int, Failure]], mode: str, mask: Callab
     err.reason = last.kind  # type: ignore[attr-defined]
     err.attempts = sum(n for _, n, _ in history)  # type: ignore[attr-defined]
     return err
+
+
+def stream_deltas(stream: Any, calls: dict[int, dict[str, str]], ends: dict[str, str]) -> Iterator[str]:
+    """The text pieces of a streamed completion, as they come. Tool-call fragments are
+    gathered into `calls` (by index) and the finish reason into `ends["finish"]`; the HTTP
+    stream is closed however the reading ends."""
+    try:
+        for chunk in stream:
+            choices = getattr(chunk, "choices", None) or []
+            if not choices:
+                continue
+            ch = choices[0]
+            if ch.finish_reason:
+                ends["finish"] = ch.finish_reason
+            delta = ch.delta
+            if delta is None:
+                continue
+            if delta.content:
+                yield delta.content
+            for tc in delta.tool_calls or []:
+                _add_tool_fragment(calls, tc)
+    finally:
+        try:
+            stream.close()
+        except Exception:  # noqa: BLE001 - the connection is being dropped anyway
+            pass
+
+
+def _add_tool_fragment(calls: dict[int, dict[str, str]], tc: Any) -> None:
+    acc = calls.setdefault(tc.index if tc.index is not None else len(calls), {"id": "", "name": "", "arguments": ""})
+    if tc.id:
+        acc["id"] = tc.id
+    fn = tc.function
+    if fn is not None:
+        if fn.name and fn.name != acc["name"]:
+            acc["name"] += fn.name
+        if fn.arguments:
+            acc["arguments"] += fn.arguments
