@@ -17,6 +17,7 @@ import numpy as np
 
 from ..config import Settings
 from ..errors import BackendError, ConfigError
+from . import load_local_model
 
 
 class Embedder:
@@ -68,14 +69,8 @@ class SentenceTransformerEmbedder(Embedder):
         import os
 
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # local folders only: never reach a hub
-        try:
-            from sentence_transformers import SentenceTransformer
-        except ImportError as exc:
-            raise BackendError("sentence-transformers is not installed") from exc
-        try:
-            self._model = SentenceTransformer(model_path, device="cpu")
-        except Exception as exc:  # noqa: BLE001
-            raise BackendError(f"cannot load sentence-transformers model from {model_path}: {exc}") from exc
+        self._model = load_local_model("sentence_transformers", "SentenceTransformer", model_path,
+                                       "sentence-transformers", device="cpu")
         self.model_id = model_id or f"st:{model_path}"
         getter = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         self.dim = int(getter())

@@ -14,8 +14,9 @@ from typing import Sequence
 import numpy as np
 
 from ..config import Settings
-from ..errors import BackendError, ConfigError
+from ..errors import ConfigError
 from ..kernels.bm25 import bm25_scores, fuse
+from . import load_local_model
 
 
 class Reranker:
@@ -48,14 +49,8 @@ class FlagRerankerBackend(Reranker):
     name = "flag"
 
     def __init__(self, path: str):
-        try:
-            from FlagEmbedding import FlagReranker
-        except ImportError as exc:
-            raise BackendError("the flag reranker needs FlagEmbedding") from exc
-        try:
-            self._model = FlagReranker(path, use_fp16=False, devices="cpu")
-        except Exception as exc:  # noqa: BLE001
-            raise BackendError(f"cannot load FlagReranker from {path}: {exc}") from exc
+        self._model = load_local_model("FlagEmbedding", "FlagReranker", path, "FlagEmbedding",
+                                       use_fp16=False, devices="cpu")
         self._lock = threading.Lock()
 
     def score(self, query, texts, cosine):
@@ -70,14 +65,8 @@ class CrossEncoderReranker(Reranker):
     name = "cross-encoder"
 
     def __init__(self, path: str):
-        try:
-            from sentence_transformers import CrossEncoder
-        except ImportError as exc:
-            raise BackendError("the cross-encoder reranker needs sentence-transformers") from exc
-        try:
-            self._model = CrossEncoder(path, device="cpu")
-        except Exception as exc:  # noqa: BLE001
-            raise BackendError(f"cannot load CrossEncoder from {path}: {exc}") from exc
+        self._model = load_local_model("sentence_transformers", "CrossEncoder", path, "sentence-transformers",
+                                       device="cpu")
 
     def score(self, query, texts, cosine):
         if not texts:
