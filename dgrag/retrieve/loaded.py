@@ -179,22 +179,24 @@ def _save_graph(path, version: int, g: dict, timeout: float = 0.5) -> bool:
 
 def _node_vectors(store: Store, tmp: "_Partial", dim: int):
     """Only the vectors that exist, kind after kind, in one compact matrix (no zero rows)."""
-    parts_idx, parts_mat, slices, start = [], [], {}, 0
+    parts, slices, start = [], {}, 0
     if dim:
         for kind in VECTOR_TYPES:
             if kind == "fact":
                 continue
             ids, mat = store.all_vectors(kind)
             idx = tmp.index_of(ids)
-            good = idx >= 0
-            order = np.argsort(idx[good], kind="stable")
-            parts_idx.append(idx[good][order])
-            parts_mat.append(mat[good][order])
-            slices[kind] = (start, start + int(good.sum()))
-            start += int(good.sum())
-    if not parts_idx:
+            good = np.flatnonzero(idx >= 0)
+            take = good[np.argsort(idx[good], kind="stable")]  # in graph order
+            parts.append((idx[take], mat, take))
+            slices[kind] = (start, start + take.size)
+            start += take.size
+    if not parts:
         return np.zeros(0, np.int64), np.zeros((0, dim), np.float32), {}
-    return np.concatenate(parts_idx), np.concatenate(parts_mat), slices
+    out = np.empty((start, dim), np.float32)  # filled in place: one copy of the vectors, not three
+    for (a, b), (_, mat, take) in zip(slices.values(), parts):
+        np.take(mat, take, axis=0, out=out[a:b])
+    return np.concatenate([p[0] for p in parts]), out, slices
 
 
 class _Partial:

@@ -445,9 +445,11 @@ class Store(SemanticMixin):
         rows = self.con.execute(f"SELECT rowid, chunk_id, chunk_offset FROM vec_{kind}_rowids").fetchall()
         arr = np.array(rows, dtype=np.int64).reshape(-1, 3)
         mat = np.empty((arr.shape[0], dim), dtype=np.float32)
+        by_chunk = np.argsort(arr[:, 1], kind="stable")  # rows grouped by storage chunk, found by bisection
+        chunk_of = arr[by_chunk, 1]
         for chunk_id, blob in self.con.execute(f"SELECT rowid, vectors FROM vec_{kind}_vector_chunks00"):
-            sel = arr[:, 1] == chunk_id
-            if sel.any():
+            sel = by_chunk[np.searchsorted(chunk_of, chunk_id, "left"):np.searchsorted(chunk_of, chunk_id, "right")]
+            if sel.size:
                 block = np.frombuffer(blob, dtype=np.float32).reshape(-1, dim)
                 mat[sel] = block[arr[sel, 2]]
         return arr[:, 0].copy(), mat
