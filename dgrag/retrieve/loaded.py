@@ -37,6 +37,7 @@ class LoadedIndex:
     _igraph: object = field(default=None, repr=False)
     _csr: object = field(default=None, repr=False)
     _wdeg: object = field(default=None, repr=False)
+    _of_type: dict = field(default_factory=dict, repr=False)
 
     @property
     def n_nodes(self) -> int:
@@ -72,6 +73,13 @@ class LoadedIndex:
 
             self._csr = to_scipy(self.ga)
         return self._csr
+
+    def nodes_of_type(self, code: int) -> np.ndarray:
+        """Graph indices of one node type, ascending (built on first use: queries ask often)."""
+        rows = self._of_type.get(code)
+        if rows is None:
+            rows = self._of_type[code] = np.flatnonzero(self.node_type == code)
+        return rows
 
     def weighted_degree(self) -> np.ndarray:
         """Sum of edge weights per node (built on first use, for the push PPR)."""

@@ -87,8 +87,7 @@ def run_diffusion(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact:
               NODE_TYPE_CODES["table"]: cfg.spread_table_k, NODE_TYPE_CODES["image"]: cfg.spread_image_k}
     # a type the index does not hold can never fill its quota: leave it out so "candidates
     # full" can stop the search (same result, far fewer expansions on e.g. a passage corpus)
-    present = np.bincount(li.node_type, minlength=8)
-    quotas = {t: q for t, q in quotas.items() if present[t] > 0}
+    quotas = {t: q for t, q in quotas.items() if li.nodes_of_type(t).size > 0}
     ev = fact_evidence(li, facts, exact) if cfg.spread_evidence_weight > 0 else None
     res = diffuse(li.ga, sim, seeds, mandatory, quotas=quotas, max_expansions=cfg.spread_max_expansions,
                   per_node_neighbor_limit=cfg.spread_per_node_neighbor_limit,
@@ -177,7 +176,8 @@ def _top_by_type(li: LoadedIndex, scores: np.ndarray, caps: dict[str, int]) -> d
     index), without sorting the whole graph."""
     out: dict[str, list[tuple[int, float]]] = {}
     for kind in COLLECT:
-        nodes = np.flatnonzero((li.node_type == NODE_TYPE_CODES[kind]) & (scores > 0))  # ascending
+        rows = li.nodes_of_type(NODE_TYPE_CODES[kind])
+        nodes = rows[scores[rows] > 0]  # ascending
         k = caps[kind]
         if nodes.size > k:
             s = scores[nodes]
