@@ -43,6 +43,7 @@ def main(argv: list[str] | None = None) -> None:
     service.ensure_index(_print_progress)
     li = service.handle.get()
     print(f"index loaded: {li.n_nodes} nodes, {li.n_edges} edges in {li.load_seconds:.2f} s", file=sys.stderr)
+    service.retriever  # noqa: B018 - load the embedder and compile the kernels now, not at the first question
     print(f"serving on http://{args.host}:{args.port}/", file=sys.stderr, flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
 

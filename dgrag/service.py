@@ -87,6 +87,7 @@ class Service:
             bundled = docs in (SHARED_CORPUS, EXCERPT)
             self._index(docs, progress, DEMO_URL if bundled else self.settings.url_template,
                         self.settings.include or (DEMO_INCLUDE if docs == SHARED_CORPUS else ""))
+            self.handle.reload()
 
     def _index(self, docs: Path, progress, url_template: str, include: str = ""):
         from .backends.embedders import make_embedder
@@ -96,9 +97,7 @@ class Service:
         s = Settings(**{**self.settings.__dict__, "docs_root": docs, "url_template": url_template,
                         "include": include})
         with Store(s.db_path) as store:
-            report = index_folder(s, store, make_embedder(s), progress)
-        self.handle.reload()
-        return report
+            return index_folder(s, store, make_embedder(s), progress)  # the caller reloads once
 
     @property
     def retriever(self):
