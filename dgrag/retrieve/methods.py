@@ -97,11 +97,13 @@ def run_diffusion(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact:
     ranked = _by_type(li, res.nodes, res.scores)
     if cfg.spread_graph_fusion > 0 and facts.ids.size:
         ranked["chunk"] = _fuse_with_graph(li, cfg, qv, routes, exact, ranked["chunk"], dense)
-    trace = {"seeds": sorted(seeds.items(), key=lambda kv: -kv[1])[:60], "mandatory": mandatory[:60],
-             "expansions": res.expansions, "stop_reason": res.stop_reason,
-             "visited": res.visited[:400].tolist(),
-             "edges": [(int(res.parent[v]), int(v)) for v in res.visited[:400].tolist() if res.parent.get(v, -1) >= 0],
-             "paths": {int(n): path_to(res, int(n)) for n in res.nodes[:30].tolist()}}
+    trace = {"expansions": res.expansions, "stop_reason": res.stop_reason,
+             "paths": {int(n): path_to(res, int(n)) for n in res.nodes[:30].tolist()}}  # items cite their path
+    if cfg.verbose:  # the inspector's picture; ~800 lookups a question otherwise thrown away
+        trace.update(seeds=sorted(seeds.items(), key=lambda kv: -kv[1])[:60], mandatory=mandatory[:60],
+                     visited=res.visited[:400].tolist(),
+                     edges=[(int(res.parent[v]), int(v)) for v in res.visited[:400].tolist()
+                            if res.parent.get(v, -1) >= 0])
     return Stage3(ranked, trace)
 
 
