@@ -36,9 +36,11 @@ def ppr_push(indptr: np.ndarray, indices: np.ndarray, weight: np.ndarray, wdeg: 
         raise ValueError("damping must be in [0, 1) and eps above 0, or the push never ends")
     p, r = np.zeros(r.shape[0]), r / total
     run = _push_loop if numba is None else _push_jit
+    # the loop spends its residual array: give it a copy, r stays the fallback below
     run(indptr, indices, weight, wdeg, r.copy(), p, float(damping), float(eps))  # float32 weights as they are
+    mass = p.sum()
     # a reset spread so thin that no node reaches the threshold: the walk is its own reset
-    return p / p.sum() if p.sum() > 0 else r
+    return p / mass if mass > 0 else r
 
 
 def _push_loop(indptr, indices, weight, wdeg, r, p, damping, eps):
