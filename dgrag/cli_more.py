@@ -119,7 +119,8 @@ def cmd_eval(args) -> int:
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     ks = [int(k) for k in args.k.split(",")]
     overrides = json.loads(args.config) if args.config else {}
-    report = evaluate(settings, Path(args.questions), methods, ks, overrides, limit=args.limit)
+    report = evaluate(settings, Path(args.questions), methods, ks, overrides, limit=args.limit,
+                      split=args.split)
     if args.json:
         print(json.dumps(report, indent=2))
     else:
@@ -191,6 +192,7 @@ def register(sub) -> None:
     ev.add_argument("--k", default="1,2,5,10")
     ev.add_argument("--config", help="retrieval_config overrides as JSON")
     ev.add_argument("--limit", type=int, default=None)
+    ev.add_argument("--split", default=None, help="only questions whose \"split\" field is this (dev | test)")
     ev.add_argument("--json", action="store_true")
     ev.set_defaults(func=cmd_eval)
 

@@ -9,7 +9,8 @@ from .config import Settings
 from .errors import DgragError
 
 
-def load_questions(path: Path, limit: int | None = None) -> list[dict]:
+def load_questions(path: Path, limit: int | None = None, split: str | None = None) -> list[dict]:
+    """Questions of a JSONL file; `split` keeps those whose "split" field matches (dev / test)."""
     out = []
     for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
@@ -20,7 +21,8 @@ def load_questions(path: Path, limit: int | None = None) -> list[dict]:
             raise DgragError(f"{path}:{n}: not JSON: {exc}") from None
         if "question" not in q or not any(k in q for k in ("gold_corpus_idx", "gold_titles", "gold_paths")):
             raise DgragError(f"{path}:{n}: needs question and gold_corpus_idx | gold_titles | gold_paths")
-        out.append(q)
+        if split is None or q.get("split") == split:
+            out.append(q)
     return out[:limit] if limit else out
 
 
@@ -39,6 +41,24 @@ def hit_key(item: dict, key: str):
     return item.get("breadcrumb", "").split(" / ")[0]
 
 
+def section_recall_at(items: list[dict], q: dict, k: int) -> float | None:
+    """Share of the gold sections (breadcrumbs on the gold pages) among the first k distinct
+    sections retrieved; a sub-section counts for its parent. None without section gold."""
+    gold = q.get("gold_sections")
+    if not gold:
+        return None
+    pages = set(q.get("gold_paths", ()))
+    seen: list[tuple[str, str]] = []
+    for it in items:
+        h = (it.get("source_path", ""), it.get("breadcrumb", ""))
+        if h not in seen:
+            seen.append(h)
+    top = seen[:k]
+    hits = sum(any((not pages or path in pages) and (bc == g or bc.startswith(g + " / ")) for path, bc in top)
+               for g in gold)
+    return hits / len(gold)
+
+
 def recall_at(items: list[dict], key: str, gold: set, k: int) -> float:
     seen = []
     for it in items:
@@ -49,43 +69,55 @@ def recall_at(items: list[dict], key: str, gold: set, k: int) -> float:
 
 
 def evaluate(settings: Settings, questions_path: Path, methods: list[str], ks: list[int],
-             overrides: dict | None = None, limit: int | None = None, retriever=None) -> dict:
+             overrides: dict | None = None, limit: int | None = None, retriever=None,
+             split: str | None = None) -> dict:
+    """Recall@k (page or passage gold; section gold too where the questions have it) and
+    stage latencies per method, on one retriever, with per-question pairs against the first."""
     from .retrieve.retriever import Retriever
 
-    questions = load_questions(questions_path, limit)
+    questions = load_questions(questions_path, limit, split)
     retriever = retriever or Retriever(settings)
-    kmax = max(ks)
     report = {"n": len(questions), "methods": {}, "per_question": {}}
     for method in methods:
-        cfg = {**(overrides or {}), "method": method, "final_chunk_k": max(kmax, 10)}
-        recalls = {k: [] for k in ks}
-        timings: dict[str, list[float]] = {}
-        for q in questions:
-            res = retriever.retrieve(q["question"], cfg)
-            key, gold = gold_of(q)
-            for k in ks:
-                recalls[k].append(recall_at(res["chunks"], key, gold, k))
-            for stage, sec in res["timing"].items():
-                timings.setdefault(stage, []).append(sec * 1000)
-        report["methods"][method] = {
-            "recall": {str(k): round(sum(v) / len(v), 4) if v else 0.0 for k, v in recalls.items()},
-            "latency_ms": {s: round(statistics.median(v), 2) for s, v in timings.items()},
-        }
-        report["per_question"][method] = {str(k): v for k, v in recalls.items()}
+        cfg = {**(overrides or {}), "method": method, "final_chunk_k": max(max(ks), 10)}
+        report["methods"][method], report["per_question"][method] = _run_method(retriever, questions, cfg, ks)
     report["paired"] = _paired(report["per_question"], methods, ks)
     return report
 
 
+def _run_method(retriever, questions: list[dict], cfg: dict, ks: list[int]) -> tuple[dict, dict]:
+    recalls: dict[str, list[float]] = {str(k): [] for k in ks}
+    sections: dict[str, list[float]] = {str(k): [] for k in ks}
+    timings: dict[str, list[float]] = {}
+    for q in questions:
+        res = retriever.retrieve(q["question"], cfg)
+        key, gold = gold_of(q)
+        for k in ks:
+            recalls[str(k)].append(recall_at(res["chunks"], key, gold, k))
+            sec = section_recall_at(res["chunks"], q, k)
+            if sec is not None:
+                sections[str(k)].append(sec)
+        for stage, s in res["timing"].items():
+            timings.setdefault(stage, []).append(s * 1000)
+    summary = {"recall": {k: round(sum(v) / len(v), 4) if v else 0.0 for k, v in recalls.items()},
+               "latency_ms": {s: round(statistics.median(v), 2) for s, v in timings.items()}}
+    if any(sections.values()):
+        summary["section_recall"] = {k: round(sum(v) / len(v), 4) if v else 0.0 for k, v in sections.items()}
+    return summary, recalls
+
+
 def _paired(per_q: dict, methods: list[str], ks: list[int]) -> dict:
-    """Questions won / lost against the first method, per k (differences of a few points
-    on 100 questions are noise; the pairing shows it)."""
+    """Questions better / worse / equal against the first method, per k (differences of a
+    few points on 100 questions are noise; the pairing shows it)."""
     base = methods[0]
     out = {}
     for m in methods[1:]:
-        out[f"{m}_vs_{base}"] = {
-            str(k): {"better": sum(a > b for a, b in zip(per_q[m][str(k)], per_q[base][str(k)])),
-                     "worse": sum(a < b for a, b in zip(per_q[m][str(k)], per_q[base][str(k)]))}
-            for k in ks}
+        out[f"{m}_vs_{base}"] = {}
+        for k in ks:
+            pairs = list(zip(per_q[m][str(k)], per_q[base][str(k)]))
+            out[f"{m}_vs_{base}"][str(k)] = {"better": sum(a > b for a, b in pairs),
+                                             "worse": sum(a < b for a, b in pairs),
+                                             "equal": sum(a == b for a, b in pairs)}
     return out
 
 
@@ -95,8 +127,10 @@ def format_table(report: dict, ks: list[int]) -> str:
     for m, r in report["methods"].items():
         row = "".join(f"{100 * r['recall'][str(k)]:<9.1f}" for k in ks)
         lines.append(f"{m:<12}{row}  {r['latency_ms'].get('rag_total', 0):.1f}")
+        if "section_recall" in r:
+            lines.append(f"{'  sections':<12}" + "".join(f"{100 * r['section_recall'][str(k)]:<9.1f}" for k in ks))
     for name, d in report.get("paired", {}).items():
-        lines.append(f"{name}: " + ", ".join(f"R@{k} +{v['better']}/-{v['worse']}" for k, v in d.items()))
+        lines.append(f"{name}: " + ", ".join(f"R@{k} +{v['better']}/-{v['worse']}/={v['equal']}" for k, v in d.items()))
     stages = next(iter(report["methods"].values()), {}).get("latency_ms", {})
     if stages:
         lines.append("median latency per stage (ms):")
