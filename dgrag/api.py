@@ -89,7 +89,8 @@ def _history(body: dict) -> list[dict]:
 
 
 def _ndjson(query: str, events):
-    """One JSON object a line: `references` (as soon as retrieval ends), `text` deltas, `done`."""
+    """One JSON object a line: `references` (as soon as a search ends) then `round` (with an LLM),
+    per search; `text` deltas; `done` (with the answer's `meta`: citations, rounds, tokens, images)."""
     t0 = time.perf_counter()
     results = []
     try:
@@ -99,11 +100,11 @@ def _ndjson(query: str, events):
                 payload = chat_response(query, [ev["result"]], "", time.perf_counter() - t0)
                 payload.pop("llm_response")
                 yield json.dumps({"type": "references", "query": ev["query"], **payload}, ensure_ascii=False) + "\n"
-            elif ev["type"] in ("text", "rewrite"):
+            elif ev["type"] in ("text", "rewrite", "round"):  # round: one search of the agent (query, counts, timing)
                 yield json.dumps(ev, ensure_ascii=False) + "\n"
             elif ev["type"] == "done":
                 final = chat_response(query, results, ev["answer"], time.perf_counter() - t0)
-                yield json.dumps({"type": "done", "timing": final["timing"],
-                                  "llm_response": ev["answer"]}, ensure_ascii=False) + "\n"
+                yield json.dumps({"type": "done", "timing": final["timing"], "llm_response": ev["answer"],
+                                  "meta": ev.get("meta", {})}, ensure_ascii=False) + "\n"
     except DgragError as exc:
         yield json.dumps({"type": "error", "error": str(exc)}) + "\n"
