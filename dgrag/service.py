@@ -148,15 +148,15 @@ class Service:
 
     def chat(self, query: str, use_rag: bool = True, use_llm: bool = True, config: dict | None = None,
              history: list[dict] | None = None) -> dict:
-        """The seed's /chat response."""
+        """The seed's /chat response, plus `meta` (the agent's rounds, citations, tokens, images)."""
         t0 = time.perf_counter()
-        results, answer = [], ""
+        results, answer, meta = [], "", {}
         for ev in self.chat_events(query, history, use_rag, use_llm, config):
             if ev["type"] == "retrieval":
                 results.append(ev["result"])
             elif ev["type"] == "done":
-                answer = ev["answer"]
-        return chat_response(query, results, answer, time.perf_counter() - t0)
+                answer, meta = ev["answer"], ev.get("meta", {})
+        return {**chat_response(query, results, answer, time.perf_counter() - t0), "meta": meta}
 
     # ---- writing ------------------------------------------------------------------------
     def run_job(self, name: str, work: Callable[[Job], dict], secret: str | None = None) -> Job:
