@@ -155,6 +155,10 @@ class Settings:
     rerank_backend: str = "fusion"  # fusion | cosine | flag | cross-encoder
     rerank_model_path: str = ""
     # app
+    # where `dgrag serve` / app.py listen; GRADIO_SERVER_NAME / GRADIO_SERVER_PORT (set by Spaces) and
+    # PORT are honoured when DGRAG_SERVER_HOST / DGRAG_SERVER_PORT are not set
+    server_host: str = "127.0.0.1"
+    server_port: int = 7860
     admin_secret: str = ""
     max_upload_bytes: int = 200 * 1024 * 1024
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
@@ -172,6 +176,11 @@ class Settings:
                 values[f.name] = _coerce(raw, f.type, f.name)
         if not values.get("llm_api_key") and env.get("OPENAI_API_KEY"):
             values["llm_api_key"] = env["OPENAI_API_KEY"]
+        for name, names in (("server_host", ("GRADIO_SERVER_NAME",)),
+                            ("server_port", ("GRADIO_SERVER_PORT", "PORT"))):
+            raw = next((env[n] for n in names if env.get(n)), None)
+            if name not in values and raw is not None:
+                values[name] = _coerce(raw, "int" if name == "server_port" else "str", name)
         retrieval = RetrievalConfig()
         r_over = {
             f.name: env["DGRAG_RETRIEVAL_" + f.name.upper()]

@@ -1,0 +1,47 @@
+"""Commands that ask the index: query (one question) and eval (Recall@k per method)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..errors import DgragError
+from .common import require_index, retrieval_overrides, settings_for
+
+
+def cmd_query(args) -> int:
+    from ..answer import Answerer
+    from ..retrieve.retriever import Retriever
+
+    settings = settings_for(args)
+    require_index(settings.db_path)
+    if not args.question.strip():
+        raise DgragError("empty question")
+    retriever = Retriever(settings)
+    result = retriever.retrieve(args.question, retrieval_overrides(args))
+    if not args.no_llm:
+        result["answer"] = Answerer(settings, retriever).answer_once(args.question, result)
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+        return 0
+    if "answer" in result:
+        print(result["answer"] + "\n\n---")
+    print(result["context"])
+    print("\n" + json.dumps(result["timing"]))
+    return 0
+
+
+def cmd_eval(args) -> int:
+    from ..evaluate import evaluate, format_table
+
+    settings = settings_for(args)
+    require_index(settings.db_path)
+    questions = Path(args.questions)
+    if not questions.is_file():
+        raise DgragError(f"no questions file at {questions}")
+    report = evaluate(settings, questions, args.methods, args.k, dict(args.config or {}), limit=args.limit,
+                      split=args.split)
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(format_table(report, args.k))
+    return 0

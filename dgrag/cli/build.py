@@ -1,0 +1,153 @@
+"""Commands that build or inspect the index file: index, stats, snapshot, enrich,
+import-passages, import-openie."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from ..errors import DgragError
+from .common import ProgressBar, open_index, print_report, require_index, settings_for
+
+
+def cmd_index(args) -> int:
+    from ..backends.embedders import make_embedder
+    from ..ingest.pipeline import index_folder
+    from ..store import Store
+
+    settings = settings_for(args)
+    if settings.docs_root is None:
+        raise DgragError("which docs folder? give it as `dgrag index DOCS` or set DGRAG_DOCS_ROOT")
+    if not Path(settings.docs_root).is_dir():
+        raise DgragError(f"no docs folder at {settings.docs_root}")
+    embedder = None if args.no_embed else make_embedder(settings)
+    bar = ProgressBar(not args.quiet)
+    with Store(settings.db_path) as store:
+        try:
+            report = index_folder(settings, store, embedder, bar)
+        finally:
+            bar.close()
+        stats = store.stats()
+    if args.json:
+        print(json.dumps({"report": report.as_dict(), "stats": stats}, ensure_ascii=False, indent=2))
+    else:
+        _print_index_report(report, stats)
+    return 0
+
+
+def _print_index_report(report, stats: dict) -> None:
+    added = report.nodes_added
+    print(f"indexed {report.files_indexed} files ({report.files_unchanged} unchanged, "
+          f"{report.files_deleted} deleted) of {report.files_seen} in {report.seconds:.1f} s")
+    print("added: " + ", ".join(f"{added.get(t, 0)} {t}" for t in ("file", "chunk", "code", "table", "image")))
+    n = stats["nodes"]
+    print(f"index: {n['file']} files, {n['chunk']} chunks, {n['code']} code, {n['table']} tables, "
+          f"{n['image']} images; {report.images_merged} duplicate images merged; "
+          f"{report.jump_edges} jump edges; {report.embedded} texts embedded")
+    broken = [p for p in report.problems if "broken link" in p]
+    other = [p for p in report.problems if "broken link" not in p]
+    print(f"problems: {len(broken)} broken links, {len(other)} other (image missing/unreadable, ...)")
+    for p in other[:20]:
+        print("  " + p)
+    print(f"files skipped: {len(report.skipped)}")
+    for path, why in report.skipped:
+        print(f"  {path}: {why}")
+
+
+def cmd_stats(args) -> int:
+    from ..store import Store
+
+    path = require_index(settings_for(args).db_path)
+    with Store(path, readonly=True) as store:
+        stats = store.stats()
+        meta = store.all_meta()
+    if args.json:
+        print(json.dumps(stats, indent=2))
+        return 0
+    print(f"{path}  ({stats['size_bytes'] / 1e6:.1f} MB, embedder {meta.get('embedding_model', '-')})")
+    for section in ("nodes", "edges", "vectors"):
+        print(f"{section}: " + ", ".join(f"{k} {v}" for k, v in stats[section].items()))
+    return 0
+
+
+def cmd_snapshot(args) -> int:
+    from ..retrieve.loaded import ensure_graph_cache
+    from ..store import Store
+
+    path, dest = require_index(settings_for(args).db_path), Path(args.dest)
+    if dest.exists():
+        raise DgragError(f"{dest} exists; choose a new file name")
+    cached = ensure_graph_cache(path)  # a replica of the copy then has nothing to build or write
+    with Store(path, readonly=True) as store:
+        store.copy_to(dest)
+    print(f"{dest}  ({dest.stat().st_size / 1e6:.1f} MB): serve it with `dgrag serve --db {dest}` "
+          f"(or DGRAG_DB_PATH={dest} python app.py)")
+    if not cached:
+        print("note: the graph snapshot could not be stored first (the index is busy or read-only);"
+              " the copy's first start rebuilds it", file=sys.stderr)
+    return 0
+
+
+def cmd_enrich(args) -> int:
+    from ..backends.embedders import make_embedder
+    from ..backends.llm import LLM
+    from ..enrich import semantic_layer
+    from ..enrich.runner import StoreCache, run_step
+
+    settings = settings_for(args)
+    steps = ["summaries", "captions", "openie"] if args.step == "all" else [args.step]
+    bar = ProgressBar(not args.quiet)
+    out = {}
+    with open_index(settings) as store:
+        llm = LLM.from_settings(settings, StoreCache(store)) if settings.llm_base_url and settings.llm_model else None
+        if llm is None and not args.quiet:
+            print("no LLM configured (DGRAG_LLM_BASE_URL, DGRAG_LLM_MODEL): using the offline path", file=sys.stderr)
+        for step in steps:
+            rep = run_step(store, settings, step, llm, max_workers=settings.max_workers,
+                           retry_failed=args.retry_failed, limit=args.limit, dry_run=args.dry_run, progress=bar)
+            out[step] = {k: getattr(rep, k) for k in ("total", "done", "cached", "offline", "failed", "seconds",
+                                                      "est_tokens")}
+            out[step]["failures"] = rep.failures[:20]
+            if args.dry_run:
+                out[step]["sample"] = rep.dry_run
+        if not args.dry_run:
+            out["semantic_layer"] = semantic_layer.finalize(store, settings, make_embedder(settings), bar)
+        out["llm_calls"] = llm.calls if llm else 0
+        out["stats"] = store.stats()
+    bar.close()
+    print_report(out, args.json)
+    return 0
+
+
+def cmd_import_passages(args) -> int:
+    from ..backends.embedders import make_embedder
+    from ..enrich.importers import import_passages
+    from ..ingest.pipeline import embed_pending
+    from ..store import Store
+
+    settings = settings_for(args)
+    bar = ProgressBar(not args.quiet)
+    with Store(settings.db_path) as store:  # created when absent
+        out = import_passages(store, Path(args.corpus), bar)
+        emb = make_embedder(settings)
+        store.bind_embedder(emb.model_id, emb.dim)
+        out["embedded"] = embed_pending(store, emb, settings, bar)
+    bar.close()
+    print_report(out, args.json)
+    return 0
+
+
+def cmd_import_openie(args) -> int:
+    from ..backends.embedders import make_embedder
+    from ..enrich import semantic_layer
+    from ..enrich.importers import import_openie
+
+    settings = settings_for(args)
+    bar = ProgressBar(not args.quiet)
+    with open_index(settings) as store:
+        out = import_openie(store, Path(args.openie), bar)
+        out["semantic_layer"] = semantic_layer.finalize(store, settings, make_embedder(settings), bar)
+        out["stats"] = store.stats()
+    bar.close()
+    print_report(out, args.json)
+    return 0

@@ -1,0 +1,162 @@
+"""`dgrag chat`: questions in a loop over one loaded index, as the seed's `server_text.py -i`.
+
+Reads stdin line by line, from a terminal (a prompt, line editing and history through readline)
+or from a pipe (each question echoed after the prompt, so the output reads as a transcript).
+The conversation is kept, so a follow-up is rewritten into a standalone question when an LLM is
+configured (the answer layer's rewrite step). Every answer ends with its sources, one per line:
+node ID, breadcrumb and source URL. /exit or end of input quits; Ctrl-C cancels the answer being
+written and returns to the prompt.
+"""
+from __future__ import annotations
+
+import re
+import sys
+from typing import Iterable, Iterator, TextIO
+
+from ..errors import DgragError
+from .common import require_index, retrieval_overrides, settings_for
+
+PROMPT = "dgrag> "
+HELP = ("Type a question; a follow-up may refer to earlier answers.\n"
+        "  /reset  forget the conversation\n"
+        "  /exit   quit (also /quit, Ctrl-D)\n"
+        "  Ctrl-C  cancel the answer being written")
+_KINDS = ("chunks", "codes", "tables", "images")
+
+
+def cmd_chat(args) -> int:
+    from ..answer import Answerer
+    from ..retrieve.retriever import Retriever
+
+    settings = settings_for(args)
+    require_index(settings.db_path)
+    _note(f"loading {settings.db_path} ...")
+    retriever = Retriever(settings)
+    loaded = retriever.handle.get()  # load now, not at the first question
+    answerer = Answerer(settings, retriever, llm=None if args.no_llm else "auto")
+    if getattr(answerer, "llm", None) is not None:
+        mode = f"answers by {settings.chat_model or settings.llm_model}"
+    elif args.no_llm:
+        mode = "retrieval only (--no-llm): the answer is the retrieved context"
+    else:
+        mode = "no LLM configured (DGRAG_LLM_BASE_URL, DGRAG_LLM_MODEL): the answer is the retrieved context"
+    _note(f"{loaded.n_nodes} nodes; {mode}. /help for commands, /exit or Ctrl-D to quit.")
+    session = ChatSession(answerer, retrieval_overrides(args), sys.stdout)
+    return session.run(read_questions(sys.stdin))
+
+
+def read_questions(stream: TextIO) -> Iterator[str]:
+    """Lines of input. On a terminal: a prompt through input() (readline: editing, history),
+    Ctrl-C clears the line. From a pipe: each line echoed after the prompt."""
+    if stream.isatty() and stream is sys.stdin:
+        try:
+            import readline  # noqa: F401 - gives input() line editing and history
+        except ImportError:  # pragma: no cover - Windows
+            pass
+        while True:
+            try:
+                yield input(PROMPT)
+            except EOFError:
+                print()
+                return
+            except KeyboardInterrupt:
+                print("^C")
+        return
+    for line in stream:
+        line = line.rstrip("\r\n")
+        print(PROMPT + line, flush=True)
+        yield line
+
+
+class ChatSession:
+    """One conversation: its history, its retrieval settings, where it writes."""
+
+    def __init__(self, answerer, overrides: dict | None = None, out: TextIO | None = None):
+        self.answerer = answerer
+        self.overrides = overrides or None
+        self.out = out or sys.stdout
+        self.history: list[dict] = []
+
+    def run(self, lines: Iterable[str]) -> int:
+        for line in lines:
+            text = line.strip()
+            if not text:
+                continue
+            if text.startswith("/"):
+                if not self.command(text):
+                    break
+                continue
+            try:
+                self.ask(text)
+            except DgragError as exc:
+                print(f"dgrag: error: {exc}", file=sys.stderr, flush=True)
+        return 0
+
+    def command(self, text: str) -> bool:
+        """A slash command; False means quit."""
+        name = text.split()[0].lower()
+        if name in ("/exit", "/quit"):
+            return False
+        if name == "/reset":
+            self.history.clear()
+            self._write("(conversation forgotten)\n")
+        elif name == "/help":
+            self._write(HELP + "\n")
+        else:
+            self._write(f"unknown command {name}; /help lists them\n")
+        return True
+
+    def ask(self, question: str) -> str | None:
+        """Answer one question, streaming it; the turn joins the history unless cancelled."""
+        events = self.answerer.chat(question, list(self.history), self.overrides)
+        results: list[dict] = []
+        parts: list[str] = []
+        answer = None
+        try:
+            for ev in events:
+                kind = ev.get("type")
+                if kind == "rewrite":
+                    self._write(f"(searching for: {ev['query']})\n")
+                elif kind == "retrieval":
+                    results.append(ev["result"])
+                elif kind == "text":
+                    parts.append(ev["text"])
+                    self._write(ev["text"])
+                elif kind == "done":
+                    answer = ev.get("answer")
+        except KeyboardInterrupt:
+            self._write("\n[cancelled]\n")
+            return None
+        finally:
+            events.close()
+        answer = "".join(parts) if answer is None else answer
+        self._write("\n" + "".join(line + "\n" for line in source_lines(results, answer)))
+        self.history += [{"role": "user", "content": question}, {"role": "assistant", "content": answer}]
+        return answer
+
+    def _write(self, text: str) -> None:
+        self.out.write(text)
+        self.out.flush()
+
+
+def source_lines(results: list[dict], answer: str) -> list[str]:
+    """The sources of an answer as links, one per line: those it cites, else all retrieved."""
+    items, seen = [], set()
+    for result in results:
+        for kind in _KINDS:
+            for item in result.get(kind) or []:
+                if item.get("id") and item["id"] not in seen:
+                    seen.add(item["id"])
+                    items.append(item)
+    if not items:
+        return []
+    cited = [it for it in items if re.search(rf"(?<![\w-]){re.escape(it['id'])}(?![\w-])", answer or "")]
+    lines = ["Sources:"]
+    for it in cited or items:
+        where = it.get("source_url") or it.get("source_path") or ""
+        lines.append(f"  [{it['id']}] {it.get('breadcrumb') or '-'}  {where}".rstrip())
+    return lines
+
+
+def _note(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)

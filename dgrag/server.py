@@ -1,0 +1,63 @@
+"""The app: the Gradio UI and the REST API on one server. `dgrag serve` and `python app.py`
+(the Spaces entry point, a thin shim over this module) run the same thing.
+
+`build_app` makes the service, the Gradio Blocks and the FastAPI app (with /chat, /retrieve,
+/health, /chat/stream, /images/{sha}, and the UI mounted at /) with no other side effect;
+`serve` builds the demo index if asked and absent, loads the index, then runs uvicorn.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import NamedTuple
+
+from .config import Settings
+
+
+class App(NamedTuple):
+    service: object  # dgrag.service.Service
+    demo: object  # gradio.Blocks
+    app: object  # fastapi.FastAPI, the UI mounted at /
+
+
+def build_app(settings: Settings | None = None) -> App:
+    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # before gradio is imported
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import gradio as gr
+
+    from .api import build_api
+    from .service import Service
+    from .ui import build_demo
+
+    service = Service(settings if settings is not None else Settings.from_env())
+    demo = build_demo(service)
+    return App(service, demo, gr.mount_gradio_app(build_api(service), demo, path="/"))
+
+
+def serve(built: App, host: str | None = None, port: int | None = None, build_demo_index: bool = True) -> None:
+    """Load the index (building the demo index first when it is absent and allowed), then serve
+    until stopped."""
+    service = built.service
+    settings = service.settings
+    host = host or settings.server_host
+    port = port or settings.server_port
+    if not settings.db_path.exists():
+        if not build_demo_index:
+            from .errors import DgragError
+
+            raise DgragError(f"no index file at {settings.db_path}")
+        print(f"building the demo index {settings.db_path} (first start) ...", file=sys.stderr, flush=True)
+    service.ensure_index(_print_progress)
+    li = service.handle.get()
+    print(f"index loaded: {li.n_nodes} nodes, {li.n_edges} edges in {li.load_seconds:.2f} s", file=sys.stderr)
+    service.retriever  # noqa: B018 - load the embedder and compile the kernels now, not at the first question
+    print(f"serving on http://{host}:{port}/", file=sys.stderr, flush=True)
+    # on SIGTERM, requests in flight get shutdown_timeout_s, then the server exits
+    from .api import run_server
+
+    run_server(built.app, host, port, settings)
+
+
+def _print_progress(stage: str, done: int, total: int) -> None:
+    if done == total or done % 200 == 0:
+        print(f"  {stage}: {done}/{total}", file=sys.stderr, flush=True)
