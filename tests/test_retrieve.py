@@ -153,3 +153,11 @@ def test_a_snapshot_in_a_read_only_folder_serves_alone(fixture_index, embedder, 
         assert sorted(p.name for p in folder.iterdir()) == ["index.db"]  # no journal, no cache written
     finally:
         folder.chmod(0o755)
+
+
+def test_ppr_without_facts_gives_the_dense_ranking(retriever):
+    # the excerpt index has no semantic layer: no fact or entity can seed the walk
+    assert retriever.handle.get().fact_vec.shape[0] == 0
+    q = "How do I create an application with ACE Tools?"
+    dense, ppr = retriever.retrieve(q, {"method": "dense"}), retriever.retrieve(q, {"method": "ppr"})
+    assert ppr["chunks"] and [c["id"] for c in ppr["chunks"]] == [c["id"] for c in dense["chunks"]]

@@ -137,6 +137,7 @@ def run_ppr(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact: list[
                     reset[e] = max(reset[e], w / max(1, _passage_degree(li, e)))
     for e in exact:
         reset[e] = max(reset[e], 1.0 / max(1, _passage_degree(li, e)))
+    entity_seeded = bool(reset.any())
     if dense is None:
         dense = np.clip(li.similarity(qv), 0.0, None)
     rows = li.type_rows("chunk")
@@ -157,7 +158,13 @@ def run_ppr(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact: list[
     final = {"chunk": cfg.final_chunk_k, "code": cfg.final_code_k, "table": cfg.final_table_k,
              "image": cfg.final_image_k}
     caps = {kind: max(spread[kind], 3 * final[kind], 20, cfg.final_rerank_candidates) for kind in COLLECT}
-    return Stage3(_top_by_type(li, scores, caps), {"reset_nodes": int((reset > 0).sum())})
+    ranked = _top_by_type(li, scores, caps)
+    if not entity_seeded:
+        # HippoRAG 2's guard: with no fact or entity to start from, the walk only smears the
+        # dense scores over the tree, so passages keep the dense ranking (code, tables and
+        # images still come from the walk, which reaches them from those passages)
+        ranked["chunk"] = list(zip(routes["chunk"].ids.tolist(), routes["chunk"].score.tolist()))
+    return Stage3(ranked, {"reset_nodes": int((reset > 0).sum()), "entity_seeded": entity_seeded})
 
 
 def _passage_degree(li: LoadedIndex, e: int) -> int:
