@@ -151,6 +151,14 @@ class Settings:
     max_workers: int = 20
     chat_model: str = ""
     chat_base_url: str = ""
+    # the answer agent (dgrag/answer): retrieval rounds, context budget, images to the model
+    chat_max_rounds: int = 3  # retrieve calls the model may make in turn before it answers
+    chat_context_tokens: int = 6000  # retrieved context kept for the model; lowest-scored items trimmed first
+    chat_tool_mode: str = "auto"  # auto (tool calls; JSON replies when the endpoint refuses tools) | tools | json
+    chat_images: str = "auto"  # auto (on when the chat model is the caption step's vision model) | on | off
+    chat_max_images: int = 3
+    chat_image_max_px: int = 1024  # longer side; larger images are scaled down
+    chat_image_max_bytes: int = 1_000_000
     # rerankers
     rerank_backend: str = "fusion"  # fusion | cosine | flag | cross-encoder
     rerank_model_path: str = ""

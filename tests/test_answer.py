@@ -1,5 +1,6 @@
-"""The agent layer against a loopback chat model: rewrite, retrieval as a tool (twice), a
-streamed answer that carries citations; and the retrieval-only answer with no LLM."""
+"""The agent layer against a loopback chat model: rewrite, retrieval as a tool (two calls in one
+turn), a streamed answer that carries [n] citations; and the retrieval-only answer with no LLM.
+(The multi-round loop, images and the JSON fallback are in test_agent_loop.py.)"""
 from __future__ import annotations
 
 import json
@@ -19,8 +20,8 @@ def chat_model(request: dict):
                                {"name": "retrieve", "arguments": {"query": "ACE Tools 应用运行"}}]}
     if "standalone" in json.dumps(request["messages"]):
         return "How do I run an application created with ACE Tools?"
-    ids = [line.split("- ID: ")[1] for line in str(last).splitlines() if line.startswith("- ID: ")]
-    return f"Run `ace run` in the project folder [{ids[0]}]."
+    assert "[1] chunk · " in str(last)
+    return "Run `ace run` in the project folder [1]."
 
 
 @pytest.fixture
@@ -43,9 +44,11 @@ def test_follow_up_is_rewritten_retrieval_is_a_tool_and_the_answer_cites(answere
     assert [r["query"] for r in retrievals] == ["ACE Tools create an application", "ACE Tools 应用运行"]
     assert kinds.index("retrieval") < kinds.index("text") and kinds[-1] == "done"
     answer = events[-1]["answer"]
-    assert "ace run" in answer and "[chunk-" in answer
+    assert "ace run" in answer and "folder [1]." in answer and events[-1]["meta"]["citations"]["cited"] == [1]
     final = server.chat_requests()[-1]["json"]
-    assert final["stream"] is True and "- ID: chunk-" in final["messages"][-1]["content"]
+    assert final["stream"] is True and "[1] chunk · " in str(final["messages"][-1]["content"])
+    # the same two queries asked again find nothing new to search: two retrievals in all
+    assert len(retrievals) == 2 and events[-1]["meta"]["rounds"] == 1
 
 
 def test_without_an_llm_the_context_is_the_answer(fixture_index, embedder):

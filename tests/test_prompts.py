@@ -118,6 +118,6 @@ def test_final_rerank_example_is_valid_json(lang):
 @pytest.mark.parametrize("lang", LANGS)
 def test_answer_prompt_asks_for_citations_and_markdown(lang):
     p = load_prompt("answer", lang)
-    assert "[chunk-" in p
+    assert "[1]" in p
     assert "URL" in p
     assert "Markdown" in p

@@ -1,0 +1,36 @@
+"""The chat LLM of the configuration (one client per configuration) and the question's language."""
+from __future__ import annotations
+
+import re
+import threading
+
+from ..config import Settings
+
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_CHAT_LLMS: dict[tuple, object] = {}
+_CHAT_LLMS_LOCK = threading.Lock()
+
+
+def language_of(text: str) -> str:
+    return "zh" if _CJK.search(text or "") else "en"
+
+
+def chat_llm(settings: Settings, cache=None):
+    """The chat LLM (chat_* settings, else the llm_* ones), or None when none is configured.
+    One client per configuration, kept: it is thread-safe, and building one (and its
+    connection pool) per question costs tens of milliseconds and a new connection."""
+    from ..backends.llm import LLM
+
+    base = settings.chat_base_url or settings.llm_base_url
+    model = settings.chat_model or settings.llm_model
+    if not base or not model:
+        return None
+    kw = dict(timeout_s=settings.llm_timeout_s, max_retries=settings.llm_max_retries, backoff_s=settings.llm_backoff_s,
+              max_tokens=settings.max_new_tokens, temperature=settings.temperature)
+    if cache is not None:
+        return LLM(base, model, settings.llm_api_key, cache=cache, **kw)
+    key = (base, model, settings.llm_api_key, *sorted(kw.items()))
+    with _CHAT_LLMS_LOCK:
+        if key not in _CHAT_LLMS:
+            _CHAT_LLMS[key] = LLM(base, model, settings.llm_api_key, **kw)
+        return _CHAT_LLMS[key]
