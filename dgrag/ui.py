@@ -37,6 +37,17 @@ def references_md(result: dict) -> str:
     return "\n".join(lines) or "_no references_"
 
 
+def searches_md(rounds: list[dict]) -> str:
+    """The agent's searches as one line above its answer: searched for "X" (n new), then for "Y"."""
+    if not rounds:
+        return ""
+
+    def q(text: str) -> str:
+        return "".join("\\" + c if c in "\\`*_[]<>#|" else c for c in text)
+    steps = [f"“{q(r['query'])}” ({r['counts']['new']} new, {1000 * r['timing']['retrieve_s']:.0f} ms)" for r in rounds]
+    return "🔎 Searched for " + ", then for ".join(steps) + "\n\n"
+
+
 def images_md(result: dict) -> str:
     return "\n\n".join(f"![{html.escape(i.get('alt') or i['breadcrumb'])}]({i['image_url']})"
                        for i in result.get("images", []))
@@ -84,15 +95,18 @@ def _chat_tab(gr, service: Service) -> None:
             raise gr.Error("Type a question first.")
         past = [{"role": m["role"], "content": m["content"]} for m in history if isinstance(m.get("content"), str)]
         history += [{"role": "user", "content": message}, {"role": "assistant", "content": ""}]
-        answer, found = "", []
+        answer, found, rounds = "", [], []
         try:
             for ev in service.chat_events(message, past, True, not only, _overrides(meth, values)):
                 if ev["type"] == "retrieval":
                     found.append(ev["result"])
+                elif ev["type"] == "round":  # the agent's searches: "searched for X, then for Y"
+                    rounds.append(ev)
                 elif ev["type"] == "text":
                     answer += ev["text"]
                 pics = "\n\n".join(images_md(r) for r in found)
-                history[-1]["content"] = answer + ("\n\n" + pics if pics and ev["type"] == "done" else "")
+                history[-1]["content"] = (searches_md(rounds) + answer
+                                          + ("\n\n" + pics if pics and ev["type"] == "done" else ""))
                 yield history, "\n\n".join(references_md(r) for r in found), ""
         except Exception as exc:  # noqa: BLE001
             raise _err(exc) from None

@@ -233,3 +233,23 @@ def test_agent_prompts_render_and_their_json_replies_parse(lang):
     assert "3" in text and '{"done": true}' in text
     example = text[text.index('{"retrieve": ['):].split("}", 1)[0] + "}"
     assert len(queries_from_json(example)) == 2 and queries_from_json('{"done": true}') == []
+
+
+def test_the_chat_ui_shows_each_search(tmp_path, fixture_index, openai_server_factory):
+    from gradio_client import Client
+
+    from app_server import app_settings, start_app
+
+    server = openai_server_factory(two_searches)
+    app = start_app(app_settings(tmp_path, fixture_index, llm_base_url=server.base_url, llm_model="chat",
+                                 llm_timeout_s=10, llm_max_retries=0, chat_images="off"))
+    try:
+        client = Client(app.url + "/", verbose=False)
+        history, refs, _ = client.predict("How do I create and run an app with ACE Tools?", [], False, "diffusion",
+                                          10, 2, 2, 2, 50, 100, 2.0, 12000, 0.5, api_name="/chat")
+    finally:
+        app.stop()
+    answer = history[-1]["content"]
+    answer = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
+    assert f"Searched for “{Q1}” (" in answer and f", then for “{Q2}” (" in answer
+    assert "Create the project with ACE Tools [1]" in answer and "[42]" not in answer.split("```")[0]
