@@ -11,7 +11,7 @@ from .common import ProgressBar, open_index, print_report, require_index, settin
 
 
 def cmd_index(args) -> int:
-    from ..backends.embedders import make_embedder
+    from ..backends.embedders import embedder_for_store
     from ..ingest.pipeline import index_folder
     from ..store import Store
 
@@ -20,9 +20,10 @@ def cmd_index(args) -> int:
         raise DgragError("which docs folder? give it as `dgrag index DOCS` or set DGRAG_DOCS_ROOT")
     if not Path(settings.docs_root).is_dir():
         raise DgragError(f"no docs folder at {settings.docs_root}")
-    embedder = None if args.no_embed else make_embedder(settings)
     bar = ProgressBar(not args.quiet)
     with Store(settings.db_path) as store:
+        # an existing file keeps its model; --embedder / DGRAG_EMBEDDER choose it for a new one
+        embedder = None if args.no_embed else embedder_for_store(settings, store)
         try:
             report = index_folder(settings, store, embedder, bar)
         finally:
@@ -60,11 +61,14 @@ def cmd_stats(args) -> int:
     path = require_index(settings_for(args).db_path)
     with Store(path, readonly=True) as store:
         stats = store.stats()
-        meta = store.all_meta()
     if args.json:
-        print(json.dumps(stats, indent=2))
+        print(json.dumps(stats, indent=2, ensure_ascii=False))
         return 0
-    print(f"{path}  ({stats['size_bytes'] / 1e6:.1f} MB, embedder {meta.get('embedding_model', '-')})")
+    ix = stats["index"]
+    print(f"{path}  ({stats['size_bytes'] / 1e6:.1f} MB)")
+    print(f"embedding model: {ix['embedding_model'] or '- (no vectors yet)'}, dimension {ix['embedding_dim'] or '-'}")
+    print(f"schema version {ix['schema_version']}, written by dgrag {ix['dgrag_version'] or '(not recorded)'}")
+    print(f"docs: {ix['docs_root'] or '-'}" + (f"  (source URLs {ix['url_template']})" if ix["url_template"] else ""))
     for section in ("nodes", "edges", "vectors"):
         print(f"{section}: " + ", ".join(f"{k} {v}" for k, v in stats[section].items()))
     return 0
@@ -89,7 +93,7 @@ def cmd_snapshot(args) -> int:
 
 
 def cmd_enrich(args) -> int:
-    from ..backends.embedders import make_embedder
+    from ..backends.embedders import embedder_for_store
     from ..backends.llm import LLM
     from ..enrich import semantic_layer
     from ..enrich.runner import StoreCache, run_step
@@ -99,6 +103,7 @@ def cmd_enrich(args) -> int:
     bar = ProgressBar(not args.quiet)
     out = {}
     with open_index(settings) as store:
+        embedder = embedder_for_store(settings, store)  # the file's model; another one asked for is refused
         llm = LLM.from_settings(settings, StoreCache(store)) if settings.llm_base_url and settings.llm_model else None
         if llm is None and not args.quiet:
             print("no LLM configured (DGRAG_LLM_BASE_URL, DGRAG_LLM_MODEL): using the offline path", file=sys.stderr)
@@ -111,7 +116,7 @@ def cmd_enrich(args) -> int:
             if args.dry_run:
                 out[step]["sample"] = rep.dry_run
         if not args.dry_run:
-            out["semantic_layer"] = semantic_layer.finalize(store, settings, make_embedder(settings), bar)
+            out["semantic_layer"] = semantic_layer.finalize(store, settings, embedder, bar)
         out["llm_calls"] = llm.calls if llm else 0
         out["stats"] = store.stats()
     bar.close()
@@ -120,16 +125,17 @@ def cmd_enrich(args) -> int:
 
 
 def cmd_import_passages(args) -> int:
-    from ..backends.embedders import make_embedder
+    from ..backends.embedders import embedder_for_store
     from ..enrich.importers import import_passages
     from ..ingest.pipeline import embed_pending
     from ..store import Store
 
     settings = settings_for(args)
+    corpus = _input_file(args.corpus)  # checked before the index file is created
     bar = ProgressBar(not args.quiet)
     with Store(settings.db_path) as store:  # created when absent
-        out = import_passages(store, Path(args.corpus), bar)
-        emb = make_embedder(settings)
+        emb = embedder_for_store(settings, store)
+        out = import_passages(store, corpus, bar)
         store.bind_embedder(emb.model_id, emb.dim)
         out["embedded"] = embed_pending(store, emb, settings, bar)
     bar.close()
@@ -138,16 +144,25 @@ def cmd_import_passages(args) -> int:
 
 
 def cmd_import_openie(args) -> int:
-    from ..backends.embedders import make_embedder
+    from ..backends.embedders import embedder_for_store
     from ..enrich import semantic_layer
     from ..enrich.importers import import_openie
 
     settings = settings_for(args)
+    openie = _input_file(args.openie)
     bar = ProgressBar(not args.quiet)
     with open_index(settings) as store:
-        out = import_openie(store, Path(args.openie), bar)
-        out["semantic_layer"] = semantic_layer.finalize(store, settings, make_embedder(settings), bar)
+        embedder = embedder_for_store(settings, store)
+        out = import_openie(store, openie, bar)
+        out["semantic_layer"] = semantic_layer.finalize(store, settings, embedder, bar)
         out["stats"] = store.stats()
     bar.close()
     print_report(out, args.json)
     return 0
+
+
+def _input_file(name: str) -> Path:
+    path = Path(name)
+    if not path.is_file():
+        raise DgragError(f"no file at {path}")
+    return path

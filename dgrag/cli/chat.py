@@ -109,30 +109,36 @@ class ChatSession:
     def ask(self, question: str) -> str | None:
         """Answer one question, streaming it; the turn joins the history unless cancelled."""
         events = self.answerer.chat(question, list(self.history), self.overrides)
-        results: list[dict] = []
-        parts: list[str] = []
-        answer = None
+        turn = {"asked": question, "results": [], "parts": [], "answer": None, "meta": {}}
         try:
             for ev in events:
-                kind = ev.get("type")
-                if kind == "rewrite":
-                    self._write(f"(searching for: {ev['query']})\n")
-                elif kind == "retrieval":
-                    results.append(ev["result"])
-                elif kind == "text":
-                    parts.append(ev["text"])
-                    self._write(ev["text"])
-                elif kind == "done":
-                    answer = ev.get("answer")
+                self._on_event(ev, turn)
         except KeyboardInterrupt:
             self._write("\n[cancelled]\n")
             return None
         finally:
             events.close()
-        answer = "".join(parts) if answer is None else answer
-        self._write("\n" + "".join(line + "\n" for line in source_lines(results, answer)))
+        answer = "".join(turn["parts"]) if turn["answer"] is None else turn["answer"]
+        # the agent's answer ends with its cited references as links already; else list the sources
+        sources = [] if turn["meta"].get("references") else source_lines(turn["results"], answer)
+        self._write("\n" + "".join(line + "\n" for line in sources))
         self.history += [{"role": "user", "content": question}, {"role": "assistant", "content": answer}]
         return answer
+
+    def _on_event(self, ev: dict, turn: dict) -> None:
+        kind = ev.get("type")
+        if kind == "rewrite":
+            turn["asked"] = ev["query"]
+            self._write(f"(follow-up read as: {ev['query']})\n")
+        elif kind == "retrieval":
+            turn["results"].append(ev["result"])
+            if ev.get("query") and ev["query"] != turn["asked"] and getattr(self.answerer, "llm", None) is not None:
+                self._write(f"(searching: {ev['query']})\n")
+        elif kind == "text":
+            turn["parts"].append(ev["text"])
+            self._write(ev["text"])
+        elif kind == "done":
+            turn["answer"], turn["meta"] = ev.get("answer"), ev.get("meta") or {}
 
     def _write(self, text: str) -> None:
         self.out.write(text)

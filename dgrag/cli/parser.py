@@ -148,7 +148,8 @@ def _query(sub) -> None:
     _embedder(q)
     _retrieval(q)
     _no_llm(q)
-    q.add_argument("--verbose", action="store_true", help="include the per-stage trace")
+    q.add_argument("--verbose", action="store_true",
+                   help="include the per-stage trace (env DGRAG_RETRIEVAL_VERBOSE)")
     _output(q, quiet=False)
     q.set_defaults(func=cmd_query)
 
@@ -165,6 +166,9 @@ def _eval(sub) -> None:
                     help="retrieval parameters as a JSON object (each also env DGRAG_RETRIEVAL_<NAME>)")
     ev.add_argument("--limit", type=positive_int, metavar="N", help="only the first N questions")
     ev.add_argument("--split", metavar="NAME", help="only questions whose \"split\" field is NAME (dev, test)")
+    ev.add_argument("--answers", action="store_true",
+                    help="also measure answers against the questions' gold answers: answer recall (AR@k, offline) "
+                         "beside R@k; with an LLM, the agent's exact match and token F1, rounds and tokens")
     _output(ev, quiet=False)
     ev.set_defaults(func=cmd_eval)
 

@@ -1,0 +1,285 @@
+"""The command line as a person uses it: one parser with every command, each flag's help naming
+its DGRAG_* variable, flags falling back to those variables, one-line errors with exit 2 (as
+separate processes, so a traceback would show), and `dgrag chat` driven from a pipe and from a
+pseudo-terminal: two questions, the second a follow-up rewritten with the history by a loopback
+chat model, and Ctrl-C cancelling an answer without leaving the chat."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pty
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import fields
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+import dgrag
+from dgrag.cli import build_parser, main
+from dgrag.cli.common import retrieval_overrides, settings_for
+from dgrag.config import RetrievalConfig, Settings
+
+ROOT = Path(__file__).resolve().parent.parent
+COMMANDS = {"index", "stats", "snapshot", "enrich", "import-passages", "import-openie", "query", "eval", "chat",
+            "serve"}
+SOURCE_LINE = re.compile(r"https://github\.com/arkui-x/docs/blob/master/\S+\.md#L\d+")
+SMALL = json.dumps({"final_chunk_k": 2, "final_code_k": 0, "final_table_k": 0, "final_image_k": 0})
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> dict:
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(action.choices)
+
+
+def _env_var_of(dest: str) -> str | None:
+    """The variable an argument stands for, by naming convention (--db -> db_path, --port ->
+    server_port, DOCS (docs_dir) -> docs_root, --method -> the retrieval parameter)."""
+    settings = {f.name for f in fields(Settings)} - {"retrieval"}
+    for name in (dest, f"{dest}_path", f"server_{dest}", dest.replace("_dir", "_root")):
+        if name in settings:
+            return "DGRAG_" + name.upper()
+    if dest in {f.name for f in fields(RetrievalConfig)}:
+        return "DGRAG_RETRIEVAL_" + dest.upper()
+    return None
+
+
+def _clean_env(**extra: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DGRAG_") and k != "OPENAI_API_KEY"}
+    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", GRADIO_ANALYTICS_ENABLED="False", **extra)
+    return env
+
+
+# ---- the parser -----------------------------------------------------------------------------
+def test_the_one_parser_has_every_command():
+    assert set(_subcommands(build_parser())) == COMMANDS
+
+
+def test_every_option_has_help_and_names_its_environment_variable():
+    parser = build_parser()
+    named = []
+    for command, sub in [("dgrag", parser), *_subcommands(parser).items()]:
+        for action in sub._actions:
+            if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
+                continue
+            assert action.help and action.help != argparse.SUPPRESS, f"{command} {action.dest} has no help"
+            var = _env_var_of(action.dest)
+            if var:
+                assert var in action.help, f"{command} {action.option_strings or action.dest}: help lacks {var}"
+                named.append((command, action.dest))
+    assert ("query", "db") in named and ("serve", "port") in named and ("index", "docs_dir") in named
+    assert {c for c, d in named if d == "db"} == COMMANDS  # every command takes --db
+
+
+def test_version_comes_from_the_package_metadata(capsys):
+    try:
+        expected = metadata.version("dgrag")
+    except metadata.PackageNotFoundError:
+        expected = dgrag.__version__
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"dgrag {expected}"
+
+
+def test_flags_fall_back_to_their_environment_variables(monkeypatch, fixture_index, capsys):
+    monkeypatch.setenv("DGRAG_DB_PATH", str(fixture_index[0].db_path))
+    assert main(["stats", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["nodes"]["file"] == 11
+    monkeypatch.setenv("DGRAG_DB_PATH", "/nonexistent/x.db")  # the flag beats the variable
+    assert main(["stats", "--json", "--db", str(fixture_index[0].db_path)]) == 0
+    capsys.readouterr()
+
+    monkeypatch.setenv("DGRAG_SERVER_PORT", "8123")
+    monkeypatch.setenv("GRADIO_SERVER_NAME", "0.0.0.0")  # what Spaces sets
+    parser = build_parser()
+    s = settings_for(parser.parse_args(["serve"]))
+    assert (s.server_host, s.server_port, s.db_path) == ("0.0.0.0", 8123, Path("/nonexistent/x.db"))
+    assert settings_for(parser.parse_args(["serve", "--port", "9000"])).server_port == 9000
+    # --method only when given, so DGRAG_RETRIEVAL_METHOD is not overridden by a default
+    assert retrieval_overrides(parser.parse_args(["query", "q"])) == {}
+    args = parser.parse_args(["query", "q", "--method", "ppr", "--config", '{"final_chunk_k": 3}'])
+    assert retrieval_overrides(args) == {"final_chunk_k": 3, "method": "ppr"}
+
+
+# ---- errors: one line on stderr, exit 2, in a real process ------------------------------------
+def _bad_cases(tmp: Path, db: Path) -> list[tuple[list[str], dict, str]]:
+    garbage = tmp / "garbage.db"
+    garbage.write_bytes(b"this is not a database" * 100)
+    missing = tmp / "missing.db"
+    return [
+        (["query", "q", "--db", str(db), "--config", "{bad json"], {}, "not valid JSON"),
+        (["query", "q", "--db", str(db), "--config", "[1, 2]"], {}, "JSON object"),
+        (["query", "q", "--db", str(db), "--config", '{"final_chunk_k": "many"}'], {}, "final_chunk_k"),
+        (["eval", "q.jsonl", "--db", str(db), "--k", "1,x"], {}, "--k"),
+        (["eval", "q.jsonl", "--db", str(db), "--methods", "dense,bm42"], {}, "--methods"),
+        (["eval", str(tmp / "no-questions.jsonl"), "--db", str(db)], {}, "no questions file"),
+        (["query", "q", "--db", str(missing)], {}, "no index file"),
+        (["chat", "--db", str(missing)], {}, "no index file"),
+        (["stats"], {"DGRAG_DB_PATH": str(missing)}, str(missing)),
+        (["stats", "--db", str(garbage)], {}, "garbage.db"),
+        (["stats", "--db", str(db)], {"DGRAG_MAX_WORKERS": "lots"}, "max_workers"),
+        (["index", "--db", str(tmp / "new.db")], {}, "DGRAG_DOCS_ROOT"),
+        (["import-passages", str(tmp / "none.json"), "--db", str(tmp / "new.db")], {}, "none.json"),
+        (["serve", "--db", str(missing)], {}, "no index file"),
+        (["serve", "--port", "99999"], {}, "--port"),
+        (["query"], {}, "question"),
+    ]
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path, fixture_index):
+    cases = _bad_cases(tmp_path, fixture_index[0].db_path)
+    for argv, env, needle in cases:
+        proc = subprocess.run([sys.executable, "-m", "dgrag", *argv], env=_clean_env(**env), cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120)
+        lines = proc.stderr.strip().splitlines()
+        assert proc.returncode == 2, (argv, proc.returncode, proc.stderr)
+        assert len(lines) == 1 and "Traceback" not in proc.stderr, (argv, proc.stderr)
+        assert needle in lines[0] and "error" in lines[0], (argv, lines[0])
+        assert proc.stdout == "", (argv, proc.stdout)
+    assert not (tmp_path / "new.db").exists()  # a refused command creates no index file
+
+
+# ---- dgrag chat from a pipe, without an LLM -------------------------------------------------------
+def test_chat_from_a_pipe_answers_each_line_with_its_sources(fixture_index):
+    questions = "How do I create an application with ACE Tools?\n\n/help\nAnd how do I run it on Android?\n"
+    proc = subprocess.run([sys.executable, "-m", "dgrag", "chat", "--db", str(fixture_index[0].db_path), "--no-llm",
+                           "--config", SMALL], input=questions, env=_clean_env(), capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    out = proc.stdout
+    assert "dgrag> How do I create an application with ACE Tools?" in out
+    assert "dgrag> And how do I run it on Android?" in out and "/exit" in out  # /help's text
+    turns = out.split("dgrag> ")[1:]
+    answers = [t for t in turns if not t.startswith(("/help", "\n"))]
+    assert len(answers) == 2
+    for answer in answers:
+        assert "- ID: chunk-" in answer  # the retrieved context is the answer
+        sources = answer.split("Sources:\n")[1].splitlines()
+        assert 1 <= len(sources) <= 2, sources
+        assert all(SOURCE_LINE.search(s) and s.startswith("  [chunk-") for s in sources), sources
+
+
+# ---- dgrag chat in a terminal, with a chat model ----------------------------------------------------
+FIRST = "How do I create an app with ACE Tools?"
+FOLLOW_UP = "And how do I run it?"
+REWRITTEN = "How do I run an application created with ACE Tools?"
+
+
+def _chat_model(request: dict):
+    messages = request["messages"]
+    last = str(messages[-1].get("content"))
+    if "Follow-up question:" in last:  # the rewrite step
+        follow_up = re.search(r"Follow-up question: (.*)", last).group(1).strip()
+        return REWRITTEN if follow_up == FOLLOW_UP else follow_up
+    if request.get("tools"):  # search once with the question, then answer
+        if any(m.get("role") == "tool" for m in messages):
+            return "I have what I need."
+        question = last.removeprefix("Question: ").strip()
+        return {"tool_calls": [{"name": "retrieve", "arguments": {"query": question}}]}
+    if "slow question" in json.dumps(messages):
+        return {"fault": "hang"}
+    return "Run `ace run` in the project folder [1]."
+
+
+class Terminal:
+    """`python -m dgrag ARGS` on a pseudo-terminal: what it writes, what is typed at it."""
+
+    def __init__(self, args: list[str], env: dict):
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:  # the child: nothing but exec
+            try:
+                os.chdir(ROOT)
+                os.execve(sys.executable, [sys.executable, "-m", "dgrag", *args], env)
+            finally:
+                os._exit(127)
+        self.seen = b""
+
+    def expect(self, text: str, timeout: float = 120) -> str:
+        """Everything written up to and including `text` (carriage returns dropped)."""
+        want, deadline = text.encode(), time.monotonic() + timeout
+        while want not in self.seen:
+            left = deadline - time.monotonic()
+            assert left > 0, f"{text!r} not written within {timeout} s; so far:\n{self.seen.decode(errors='replace')}"
+            if select.select([self.fd], [], [], min(left, 1.0))[0]:
+                try:
+                    chunk = os.read(self.fd, 65536)
+                except OSError:
+                    chunk = b""
+                assert chunk, f"the chat ended before {text!r}:\n{self.seen.decode(errors='replace')}"
+                self.seen += chunk
+        end = self.seen.index(want) + len(want)
+        out, self.seen = self.seen[:end], self.seen[end:]
+        return out.decode(errors="replace").replace("\r", "")
+
+    def type(self, text: str) -> None:
+        os.write(self.fd, text.encode())
+
+    def exit_code(self, timeout: float = 30) -> int:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            select.select([self.fd], [], [], 0.2)
+            try:
+                os.read(self.fd, 65536)  # keep the terminal drained
+            except OSError:
+                pass
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.pid = 0
+                return os.waitstatus_to_exitcode(status)
+        raise AssertionError("the chat did not exit")
+
+    def close(self) -> None:
+        if self.pid:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        os.close(self.fd)
+
+
+def _wait_for_request(server, needle: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not any(needle in json.dumps(r["json"]) and r["json"].get("stream") for r in server.chat_requests()):
+        assert time.monotonic() < deadline, f"the chat model never got {needle!r}"
+        time.sleep(0.1)
+
+
+def test_chat_in_a_terminal_rewrites_the_follow_up_and_ctrl_c_cancels_an_answer(fixture_index,
+                                                                                 openai_server_factory):
+    server = openai_server_factory(_chat_model, hang_s=60)
+    env = _clean_env(DGRAG_LLM_BASE_URL=server.url + "/v1", DGRAG_LLM_MODEL="chat", DGRAG_LLM_TIMEOUT_S="90",
+                     DGRAG_LLM_MAX_RETRIES="0", DGRAG_LLM_BACKOFF_S="0.01", TERM="dumb")
+    term = Terminal(["chat", "--db", str(fixture_index[0].db_path), "--config", SMALL], env)
+    try:
+        assert "answers by chat" in term.expect("dgrag> ", timeout=240)
+        term.type(FIRST + "\n")
+        first = term.expect("dgrag> ")
+        assert "ace run" in first and SOURCE_LINE.search(first) and "follow-up read as" not in first
+
+        term.type(FOLLOW_UP + "\n")
+        second = term.expect("dgrag> ")
+        assert f"(follow-up read as: {REWRITTEN})" in second and "ace run" in second and SOURCE_LINE.search(second)
+        rewrites = [r["json"]["messages"][-1]["content"] for r in server.chat_requests()
+                    if "Follow-up question:" in str(r["json"]["messages"][-1]["content"])]
+        assert len(rewrites) == 1 and FIRST in rewrites[0] and FOLLOW_UP in rewrites[0]  # the history was sent
+        assert any(REWRITTEN in json.dumps(r["json"]) for r in server.chat_requests() if r["json"].get("tools"))
+
+        term.type("slow question\n")  # the chat model never answers this one
+        _wait_for_request(server, "slow question")
+        term.type("\x03")  # Ctrl-C
+        cancelled = term.expect("dgrag> ", timeout=60)
+        assert "[cancelled]" in cancelled and "Traceback" not in cancelled
+
+        term.type("And on Android?\n")  # the cancelled turn is not in the history
+        term.expect("dgrag> ")
+        last_rewrite = [str(r["json"]["messages"][-1]["content"]) for r in server.chat_requests()
+                        if "Follow-up question:" in str(r["json"]["messages"][-1]["content"])][-1]
+        assert "And on Android?" in last_rewrite and "slow question" not in last_rewrite and FIRST in last_rewrite
+
+        term.type("/exit\n")
+        assert term.exit_code() == 0
+    finally:
+        term.close()
