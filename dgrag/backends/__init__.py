@@ -13,7 +13,8 @@ def load_local_model(module: str, cls: str, path: str, package: str, **kwargs: A
     try:
         factory = getattr(importlib.import_module(module), cls)
     except ImportError as exc:
-        raise BackendError(f"{cls} needs `pip install {package}`") from exc
+        raise BackendError(f"{cls} needs `pip install {package}` (the torch-based backends: "
+                           "`pip install 'dgrag[models]'`, torch from PyTorch's CPU wheel index first)") from exc
     try:
         return factory(path, **kwargs)
     except Exception as exc:  # noqa: BLE001 - any loader failure is the same message to a user
