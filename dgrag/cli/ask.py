@@ -38,6 +38,13 @@ def cmd_eval(args) -> int:
     questions = Path(args.questions)
     if not questions.is_file():
         raise DgragError(f"no questions file at {questions}")
+    if args.answers:  # answer evaluation: dgrag/evaluate_answers.py
+        from ..evaluate_answers import evaluate_answers, format_answers
+
+        report = evaluate_answers(settings, questions, args.methods, args.k, dict(args.config or {}),
+                                  limit=args.limit, split=args.split)
+        print(json.dumps(report, indent=2) if args.json else format_answers(report))
+        return 0
     report = evaluate(settings, questions, args.methods, args.k, dict(args.config or {}), limit=args.limit,
                       split=args.split)
     if args.json:
