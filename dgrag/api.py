@@ -1,58 +1,224 @@
 """REST API, compatible with the seed's: POST /chat, POST /retrieve, GET /health, plus a
-streaming chat (references first, then the text) and the index's images."""
+streaming chat (references first, then the text) and the index's images.
+
+Bodies and responses are pydantic models (documented at /docs); a wrong type is a 422 that
+names the field. Every request's work is bounded: the body size (413), the query's length
+(422), the retrieval parameters' ranges (422) and its time (504); with a rate limit set,
+one client's calls per window (429).
+"""
 from __future__ import annotations
 
+import ipaddress
 import json
 import time
 from typing import Any
 
-from .errors import AccessDenied, ConfigError, DgragError, IndexFileError
+from pydantic import BaseModel, ConfigDict, Field
+
+from .errors import (AccessDenied, ConfigError, DeadlineExceeded, DgragError, IndexFileError, RequestTooLarge)
 from .service import Service, chat_response
+
+# ---- request and response models ---------------------------------------------------------------
+_QUERY = Field(..., description="The question, in Chinese or English (at most max_query_chars characters and "
+                                "max_query_tokens tokens).", examples=["ACE Tools 怎么创建应用？"])
+_CONFIG = Field(None, description="Per-request overrides of the retrieval parameters, e.g. "
+                                  '{"final_chunk_k": 5, "method": "ppr"}: the names and ranges of the README\'s '
+                                  "table; an unknown name or a value out of range is a 422.",
+                examples=[{"final_chunk_k": 5}])
+
+
+class Message(BaseModel):
+    role: str = Field(..., description="user or assistant (other roles are ignored)")
+    content: str = ""
+
+
+class RetrieveRequest(BaseModel):
+    query: str = _QUERY
+    retrieval_config: dict[str, Any] | None = _CONFIG
+
+
+class ChatRequest(BaseModel):
+    query: str = _QUERY
+    use_rag: bool = Field(True, description="retrieve context from the index")
+    use_llm: bool = Field(True, description="write an answer with the configured LLM (without one, the context "
+                                            "is the answer)")
+    retrieval_config: dict[str, Any] | None = _CONFIG
+    history: list[Message] = Field(default_factory=list, description="earlier turns, oldest first (the last 12 "
+                                                                     "are used)")
+
+
+class Item(BaseModel):
+    """One retrieved node (chunk, code block, table or image)."""
+
+    model_config = ConfigDict(extra="allow")
+    id: str = Field(..., description="node ID, cited in answers")
+    type: str = Field(..., description="chunk | code | table | image")
+    score: float
+    breadcrumb: str = Field(..., description='the heading path, "H1 / H2 / H3"')
+    source_url: str
+    source_path: str | None = None
+    line_start: int | None = None
+    line_end: int | None = None
+    language: str | None = None
+    summary: str = ""
+    text: str = ""
+    image_url: str | None = Field(None, description="images only: /images/{sha256}")
+
+
+class Reference(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    id: str
+    type: str
+    breadcrumb: str | None = None
+    source_url: str | None = None
+    score: float | None = None
+    image_url: str | None = None
+
+
+class Timing(BaseModel):
+    """Seconds per stage."""
+
+    model_config = ConfigDict(extra="allow")
+    stage1_embedding: float = 0.0
+    stage2_rerank: float = 0.0
+    stage3_spread: float = 0.0
+    stage4_final_rerank: float = 0.0
+    stage4_merge: float = 0.0
+    rag_total: float = 0.0
+
+
+class ChatTiming(Timing):
+    llm: float = 0.0
+    total: float = 0.0
+
+
+class RetrieveResponse(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    query: str = Field(..., description="the query as answered (stripped; NULs and lone surrogates replaced)")
+    method: str
+    rag_context: str = Field(..., description="the merged Markdown context (also as `context`)")
+    context: str
+    rag_chunks_count: int
+    rag_codes_count: int
+    rag_tables_count: int
+    rag_images_count: int
+    chunks: list[Item]
+    codes: list[Item]
+    tables: list[Item]
+    images: list[Item]
+    timing: Timing
+    trace: dict[str, Any] | None = Field(None, description='with retrieval_config {"verbose": true}')
+
+
+class ChatResponse(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    query: str
+    rag_context: str
+    llm_response: str
+    rag_chunks_count: int
+    rag_codes_count: int
+    rag_tables_count: int
+    rag_images_count: int
+    references: list[Reference]
+    timing: ChatTiming
+    meta: dict[str, Any] = Field(default_factory=dict, description="the answer's rounds, citations, tokens, images")
+
+
+class IndexInfo(BaseModel):
+    embedding_model: str | None = None
+    embedding_dim: int | None = None
+    schema_version: int | None = None
+    dgrag_version: str | None = Field(None, description="the dgrag that last wrote the file")
+    docs_root: str | None = None
+    url_template: str | None = None
+
+
+class Health(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    status: str
+    index_path: str
+    index_exists: bool
+    index_loaded: bool
+    hipporag_initialized: bool = Field(..., description="the seed's name for index_loaded")
+    read_only: bool
+    index: IndexInfo | None = Field(None, description="what the served file is (model, dimension, schema, "
+                                                      "writer, docs)")
+    limits: dict[str, Any] = Field(default_factory=dict, description="what one request may ask for")
+
+
+class ErrorBody(BaseModel):
+    error: str
+    type: str
+
+
+_ERRORS = {413: {"model": ErrorBody, "description": "body larger than max_body_bytes"},
+           422: {"model": ErrorBody, "description": "a field of the wrong type, a query too long, a retrieval "
+                                                    "parameter unknown or out of range"},
+           429: {"model": ErrorBody, "description": "too many calls from this client (rate_limit)"},
+           504: {"model": ErrorBody, "description": "the request ran past request_timeout_s"}}
 
 
 def _status(exc: DgragError) -> int:
     if isinstance(exc, AccessDenied):
         return 403
-    if isinstance(exc, ConfigError):
+    if isinstance(exc, ConfigError):  # QueryRejected included
         return 422
+    if isinstance(exc, RequestTooLarge):
+        return 413
+    if isinstance(exc, DeadlineExceeded):
+        return 504
     if isinstance(exc, IndexFileError):
         return 503
     return 400
 
 
 def build_api(service: Service):
-    from fastapi import Body, FastAPI, Request
-    from fastapi.responses import JSONResponse, Response, StreamingResponse
+    from fastapi import FastAPI, Request
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
 
-    app = FastAPI(title="dgrag", description="DualGraph RAG over Markdown docs", docs_url="/api/docs")
+    app = FastAPI(title="dgrag", description="DualGraph RAG over Markdown docs: the seed's REST API",
+                  docs_url="/docs", redoc_url=None)
+    settings = service.settings
+    app.add_middleware(BoundedRequests, max_bytes=settings.max_body_bytes, limiter=make_limiter(service))
 
     @app.exception_handler(DgragError)
     async def _dgrag_error(_request: Request, exc: DgragError):
         return JSONResponse({"error": str(exc), "type": type(exc).__name__}, status_code=_status(exc))
 
-    @app.get("/health")
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_request: Request, exc: RequestValidationError):
+        problems = [f"{'.'.join(str(p) for p in e['loc'] if p != 'body') or 'body'}: {e['msg']}" for e in exc.errors()]
+        return JSONResponse({"error": "; ".join(problems)[:1000], "type": "RequestValidationError",
+                             "detail": json.loads(json.dumps(exc.errors(), default=str))[:20]}, status_code=422)
+
+    @app.get("/api/docs", include_in_schema=False)
+    def old_docs():
+        return RedirectResponse("/docs")
+
+    @app.get("/health", response_model=Health)
     def health() -> dict:
         return service.health()
 
-    @app.post("/retrieve")
-    def retrieve(body: dict = Body(...)) -> dict:
-        query, config = _query(body)
-        res = service.retrieve(query, config)
+    @app.post("/retrieve", response_model=RetrieveResponse, responses=_ERRORS)
+    def retrieve(body: RetrieveRequest) -> dict:
+        res = service.retrieve(body.query, body.retrieval_config)
         return {**res, "rag_context": res["context"], "rag_chunks_count": len(res["chunks"]),
                 "rag_codes_count": len(res["codes"]), "rag_tables_count": len(res["tables"]),
                 "rag_images_count": len(res["images"])}
 
-    @app.post("/chat")
-    def chat(body: dict = Body(...)) -> dict:
-        query, config = _query(body)
-        return service.chat(query, use_rag=bool(body.get("use_rag", True)), use_llm=bool(body.get("use_llm", True)),
-                            config=config, history=_history(body))
+    @app.post("/chat", response_model=ChatResponse, responses=_ERRORS)
+    def chat(body: ChatRequest) -> dict:
+        return service.chat(body.query, use_rag=body.use_rag, use_llm=body.use_llm,
+                            config=body.retrieval_config, history=_history(body))
 
-    @app.post("/chat/stream")
-    def chat_stream(body: dict = Body(...)):
-        query, config = _query(body)
-        events = service.chat_events(query, _history(body), bool(body.get("use_rag", True)),
-                                     bool(body.get("use_llm", True)), config)
+    @app.post("/chat/stream", responses={200: {"content": {"application/x-ndjson": {}},
+                                               "description": "NDJSON events: references (per search), round "
+                                                              "(with an LLM), text deltas, done (timing, "
+                                                              "llm_response, meta), or error"}, **_ERRORS})
+    def chat_stream(body: ChatRequest):
+        query = service.check_request(body.query, body.retrieval_config)  # refused with a status, not mid-stream
+        events = service.chat_events(query, _history(body), body.use_rag, body.use_llm, body.retrieval_config)
         return StreamingResponse(_ndjson(query, events), media_type="application/x-ndjson")
 
     @app.get("/images/{sha}")
@@ -74,18 +240,13 @@ def build_api(service: Service):
     return app
 
 
-def _query(body: Any) -> tuple[str, dict | None]:
-    if not isinstance(body, dict) or not isinstance(body.get("query"), str):
-        raise DgragError('the body must be JSON with a "query" string')
-    config = body.get("retrieval_config")
-    if config is not None and not isinstance(config, dict):
-        raise ConfigError("retrieval_config must be an object")
-    return body["query"], config
+def _history(body: ChatRequest) -> list[dict]:
+    return [{"role": m.role, "content": _clean(m.content)} for m in body.history
+            if m.role in ("user", "assistant")][-12:]
 
 
-def _history(body: dict) -> list[dict]:
-    hist = body.get("history") or []
-    return [h for h in hist if isinstance(h, dict) and h.get("role") in ("user", "assistant")][-12:]
+def _clean(text: str) -> str:
+    return text.replace("\x00", " ").encode("utf-8", "replace").decode("utf-8")
 
 
 def _ndjson(query: str, events):
@@ -107,4 +268,171 @@ def _ndjson(query: str, events):
                 yield json.dumps({"type": "done", "timing": final["timing"], "llm_response": ev["answer"],
                                   "meta": ev.get("meta", {})}, ensure_ascii=False) + "\n"
     except DgragError as exc:
-        yield json.dumps({"type": "error", "error": str(exc)}) + "\n"
+        yield json.dumps({"type": "error", "error": str(exc), "error_type": type(exc).__name__}) + "\n"
+
+
+# ---- bounded requests: body size and per-client rate ------------------------------------------
+# the calls that do work: the REST answers and the UI's events (uploads have their own limit)
+_WORK_PATHS = ("/retrieve", "/chat", "/chat/stream")
+_UI_PREFIX = "/gradio_api/"
+_UI_EXEMPT = ("/gradio_api/upload",)
+_DRAIN_LIMIT = 8 * 1024 * 1024  # an oversized body is read and dropped up to this, so the client sees the 413
+
+
+def _does_work(path: str) -> bool:
+    path = path.rstrip("/") or "/"
+    if path in _WORK_PATHS:
+        return True
+    return path.startswith(_UI_PREFIX) and not path.startswith(_UI_EXEMPT) and not path.startswith(
+        ("/gradio_api/queue/data", "/gradio_api/heartbeat", "/gradio_api/info", "/gradio_api/file"))
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class BoundedRequests:
+    """ASGI middleware: a POST body over `max_bytes` to a path that does work is a 413 (by its
+    Content-Length before anything is read, or as soon as a chunked body passes the limit);
+    with a limiter, a client over its rate is a 429."""
+
+    def __init__(self, app, max_bytes: int, limiter=None):
+        self.app, self.max_bytes, self.limiter = app, int(max_bytes), limiter
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope["method"] not in ("POST", "PUT", "PATCH") or not _does_work(scope["path"]):
+            return await self.app(scope, receive, send)
+        if self.limiter is not None:
+            retry = self.limiter.check(client_key(scope))
+            if retry is not None:
+                return await _send_error(send, 429, f"too many requests from this client; retry in {retry} s",
+                                         "RateLimited", {"retry-after": str(retry)})
+        length = dict(scope.get("headers") or []).get(b"content-length")
+        if length is not None and (not length.isdigit() or int(length) > self.max_bytes):
+            if length.isdigit() and int(length) <= _DRAIN_LIMIT:
+                await _drain(receive)
+            return await _send_error(send, 413, self._message(), "RequestTooLarge")
+        seen = 0
+        started = False
+
+        async def bounded_receive():
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_bytes:
+                    raise _TooLarge
+            return message
+
+        async def tracking_send(message):
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, bounded_receive, tracking_send)
+        except _TooLarge:
+            if not started:
+                await _send_error(send, 413, self._message(), "RequestTooLarge")
+
+    def _message(self) -> str:
+        return f"the request body is larger than {self.max_bytes} bytes (max_body_bytes)"
+
+
+async def _drain(receive) -> None:
+    more = True
+    while more:
+        message = await receive()
+        more = message["type"] == "http.request" and message.get("more_body", False)
+
+
+async def _send_error(send, status: int, error: str, kind: str, headers: dict | None = None) -> None:
+    body = json.dumps({"error": error, "type": kind}).encode()
+    extra = [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                            *extra]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def client_key(scope) -> str:
+    """Who is calling: behind a proxy (Hugging Face Spaces puts its own address in the
+    connection), the nearest public address in X-Forwarded-For, which the proxy appends;
+    addresses a client wrote further left are not trusted."""
+    headers = dict(scope.get("headers") or [])
+    forwarded = headers.get(b"x-forwarded-for", b"").decode("latin-1")
+    for part in reversed([p.strip() for p in forwarded.split(",") if p.strip()]):
+        try:
+            if ipaddress.ip_address(part).is_global:
+                return part
+        except ValueError:
+            continue
+    client = scope.get("client")
+    return client[0] if client else "unknown"
+
+
+class RateLimiter:
+    """Calls per client and window (`limits`' moving window, in memory: one process)."""
+
+    def __init__(self, spec: str):
+        try:
+            from limits import parse
+            from limits.storage import MemoryStorage
+            from limits.strategies import MovingWindowRateLimiter
+        except ImportError as exc:
+            raise ConfigError("rate_limit needs the `limits` package (pip install limits)") from exc
+        try:
+            self.item = parse(spec)
+        except ValueError as exc:
+            raise ConfigError(f"rate_limit: cannot read {spec!r} (e.g. 60/minute)") from exc
+        self.spec = spec
+        self._limiter = MovingWindowRateLimiter(MemoryStorage())
+
+    def check(self, key: str) -> int | None:
+        """None if the call may go ahead (and counts it), else seconds until it may."""
+        if self._limiter.hit(self.item, key):
+            return None
+        reset = self._limiter.get_window_stats(self.item, key).reset_time
+        return max(1, int(reset - time.time() + 0.999))
+
+
+DEFAULT_PUBLIC_RATE = "60/minute"  # a read-only (public) demo with no rate_limit set
+
+
+def make_limiter(service: Service) -> RateLimiter | None:
+    """The rate limit: rate_limit when set ("off" for none); a read-only demo (admin secret set,
+    as on a public Space) gets DEFAULT_PUBLIC_RATE; a local app, none."""
+    spec = service.settings.rate_limit.strip()
+    if spec.lower() in ("off", "none", "0"):
+        return None
+    if not spec:
+        spec = DEFAULT_PUBLIC_RATE if service.read_only else ""
+    return RateLimiter(spec) if spec else None
+
+
+# ---- serving -------------------------------------------------------------------------------------
+def run_server(app, host: str, port: int, settings) -> None:
+    """uvicorn until SIGTERM / SIGINT, then a prompt exit: requests still running get
+    shutdown_timeout_s, then are dropped. Work left in worker threads (an LLM call, an indexing
+    job) does not keep the process alive: what it committed is in the file, the rest is rolled
+    back by SQLite, and a rerun resumes."""
+    import math
+    import os
+    import sys
+    import threading
+
+    import uvicorn
+
+    grace = max(1, math.ceil(settings.shutdown_timeout_s))
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
+                                           timeout_graceful_shutdown=grace))
+    server.run()
+    deadline = time.monotonic() + 1.0
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join(max(0.0, deadline - time.monotonic()))
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.current_thread()):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)

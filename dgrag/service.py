@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from .config import PROJECT_ROOT, Settings
-from .errors import AccessDenied, DgragError, IndexFileError
+from .errors import AccessDenied, ConfigError, DgragError, IndexFileError
 
 SHARED_CORPUS = PROJECT_ROOT.parent / "shared" / "corpus" / "arkui-x-docs"
 EXCERPT = PROJECT_ROOT / "tests" / "fixtures" / "docs"
@@ -90,14 +90,14 @@ class Service:
             self.handle.reload()
 
     def _index(self, docs: Path, progress, url_template: str, include: str = ""):
-        from .backends.embedders import make_embedder
+        from .backends.embedders import embedder_for_store
         from .ingest.pipeline import index_folder
         from .store import Store
 
         s = Settings(**{**self.settings.__dict__, "docs_root": docs, "url_template": url_template,
                         "include": include})
-        with Store(s.db_path) as store:
-            return index_folder(s, store, make_embedder(s), progress)  # the caller reloads once
+        with Store(s.db_path) as store:  # the indexer's embedder: the file's model, its own instance
+            return index_folder(s, store, embedder_for_store(s, store), progress)  # the caller reloads once
 
     @property
     def retriever(self):
@@ -110,17 +110,27 @@ class Service:
         return self._retriever
 
     def health(self) -> dict:
+        from .store import Store
+
         loaded = self.handle._current
-        out = {"status": "ok", "index_path": str(self.settings.db_path),
-               "index_exists": Path(self.settings.db_path).exists(), "hipporag_initialized": loaded is not None,
+        s = self.settings
+        out = {"status": "ok", "index_path": str(s.db_path),
+               "index_exists": Path(s.db_path).exists(), "hipporag_initialized": loaded is not None,
                "index_loaded": loaded is not None, "read_only": self.read_only,
-               "embedder": self.settings.embedder, "rerank_backend": self.settings.rerank_backend,
-               "llm_configured": bool(self.settings.llm_base_url and self.settings.llm_model),
-               "job": None if self.job is None else {"name": self.job.name, "done": self.job.done}}
+               "rerank_backend": s.rerank_backend, "llm_configured": bool(s.llm_base_url and s.llm_model),
+               "job": None if self.job is None else {"name": self.job.name, "done": self.job.done},
+               "limits": {"max_query_chars": s.max_query_chars, "max_query_tokens": s.max_query_tokens,
+                          "max_body_bytes": s.max_body_bytes, "request_timeout_s": s.request_timeout_s}}
+        if out["index_exists"]:
+            try:
+                with Store(s.db_path, readonly=True) as st:
+                    out["index"] = st.describe()
+                out["embedding_model"] = out["embedder"] = out["index"]["embedding_model"]
+            except DgragError as exc:
+                out.update(status="degraded", index_error=str(exc))
         if loaded is not None:
             out.update(nodes=int(loaded.n_nodes), edges=int(loaded.n_edges), facts=int(loaded.fact_rowids.size),
-                       load_seconds=round(loaded.load_seconds, 3),
-                       embedding_model=loaded.meta.get("embedding_model"))
+                       load_seconds=round(loaded.load_seconds, 3))
         return out
 
     def stats(self) -> dict:
@@ -130,10 +140,20 @@ class Service:
             return {**st.stats(), "enrichment": st.enrich_counts(), "skipped_files": st.skipped_files()[:50]}
 
     # ---- answering ----------------------------------------------------------------------
+    def check_request(self, query, config: dict | None = None) -> str:
+        """The query as it will be answered; a query too long or empty, or a retrieval_config
+        with an unknown or out-of-range value, is refused here (QueryRejected / ConfigError),
+        before any work."""
+        from .retrieve.retriever import check_query
+
+        query = check_query(query, self.settings)
+        if config is not None and not isinstance(config, dict):
+            raise ConfigError("retrieval_config must be an object")
+        self.settings.retrieval.merged(config)
+        return query
+
     def retrieve(self, query: str, config: dict | None = None) -> dict:
-        if not query or not query.strip():
-            raise DgragError("empty query")
-        return self.retriever.retrieve(query.strip(), config)
+        return self.retriever.retrieve(self.check_request(query, config), config)
 
     def answerer(self, use_llm: bool = True):
         from .answer import Answerer
@@ -142,14 +162,14 @@ class Service:
 
     def chat_events(self, query: str, history: list[dict] | None = None, use_rag: bool = True,
                     use_llm: bool = True, config: dict | None = None) -> Iterator[dict]:
-        if not query or not query.strip():
-            raise DgragError("empty query")
-        yield from self.answerer(use_llm).chat(query.strip(), history or [], config, use_rag=use_rag)
+        query = self.check_request(query, config)
+        yield from self.answerer(use_llm).chat(query, history or [], config, use_rag=use_rag)
 
     def chat(self, query: str, use_rag: bool = True, use_llm: bool = True, config: dict | None = None,
              history: list[dict] | None = None) -> dict:
         """The seed's /chat response, plus `meta` (the agent's rounds, citations, tokens, images)."""
         t0 = time.perf_counter()
+        query = self.check_request(query, config)  # the response echoes the query as answered
         results, answer, meta = [], "", {}
         for ev in self.chat_events(query, history, use_rag, use_llm, config):
             if ev["type"] == "retrieval":
@@ -177,6 +197,16 @@ class Service:
             self.write_lock.release()
         return job
 
+    def cancel_job(self, secret: str | None = None) -> str:
+        """Ask the running job to stop at its next step (what it committed stays); needs the
+        admin secret like every other write."""
+        self.check_admin(secret)
+        job = self.job
+        if job is None or job.done:
+            return "no job is running"
+        job.cancel.set()
+        return f"cancelling {job.name}"
+
     def index_docs(self, docs: Path, url_template: str = "", secret: str | None = None) -> Job:
         docs = Path(docs)
         if not docs.is_dir():
@@ -185,21 +215,21 @@ class Service:
 
     def enrich(self, step: str, secret: str | None = None) -> Job:
         def work(job: Job) -> dict:
-            from .backends.embedders import make_embedder
+            from .backends.embedders import embedder_for_store
             from .backends.llm import LLM
             from .enrich import semantic_layer
             from .enrich.runner import StoreCache, run_step
             from .store import Store
 
             with Store(self.settings.db_path) as store:
+                embedder = embedder_for_store(self.settings, store)
                 llm = LLM.from_settings(self.settings, StoreCache(store)) \
                     if self.settings.llm_base_url and self.settings.llm_model else None
                 out = {}
                 if step != "synonymy":
                     rep = run_step(store, self.settings, step, llm, progress=job.on_progress, cancel=job.cancel)
                     out = {k: getattr(rep, k) for k in ("total", "done", "cached", "offline", "failed")}
-                out["semantic_layer"] = semantic_layer.finalize(store, self.settings, make_embedder(self.settings),
-                                                                job.on_progress)
+                out["semantic_layer"] = semantic_layer.finalize(store, self.settings, embedder, job.on_progress)
                 return out
 
         return self.run_job(step, work, secret)
@@ -218,15 +248,17 @@ class Service:
 
     def open_index(self, uploaded: Path, secret: str | None = None) -> dict:
         """Validate a teammate's index file, then make it the served one (the old file is kept)."""
+        from .backends.embedders import make_embedder, resolve_embedder
         from .store import Store
-        from .backends.embedders import make_embedder
 
         self.check_admin(secret)
         uploaded = Path(uploaded)
         with Store(uploaded, readonly=True) as st:
             if st.con.execute("PRAGMA quick_check").fetchone()[0] != "ok":
                 raise IndexFileError("the uploaded file fails SQLite's integrity check")
-            emb = make_embedder(self.settings)
+            # the file decides the model (a server started with an explicit other one refuses it);
+            # it must be one this server can load, at the recorded dimension
+            emb = make_embedder(resolve_embedder(self.settings, st.all_meta(), "the uploaded file"), role="query")
             st.check_embedder(emb.model_id, emb.dim)
             stats = st.stats()
         target = Path(self.settings.db_path)

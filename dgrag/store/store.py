@@ -61,7 +61,10 @@ class Store(SemanticMixin):
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
         """One write transaction; if it changed anything, the graph version moves on
-        (which invalidates the persisted graph snapshot)."""
+        (which invalidates the persisted graph snapshot) and the file records which dgrag
+        wrote it."""
+        from .. import __version__
+
         with self._lock:
             self.con.execute("BEGIN IMMEDIATE")
             before = self.con.total_changes
@@ -71,6 +74,9 @@ class Store(SemanticMixin):
                     self.con.execute(
                         "INSERT INTO meta(key, value) VALUES ('graph_version', 1) ON CONFLICT(key) "
                         "DO UPDATE SET value = CAST(value AS INTEGER) + 1")
+                    self.con.execute(
+                        "INSERT INTO meta(key, value) VALUES ('dgrag_version', ?) ON CONFLICT(key) "
+                        "DO UPDATE SET value = excluded.value WHERE value != excluded.value", (str(__version__),))
             except BaseException:
                 self.con.execute("ROLLBACK")
                 raise
@@ -471,6 +477,17 @@ class Store(SemanticMixin):
                 arr[:, 3].astype(np.float32))
 
     # ---- stats ----------------------------------------------------------------------
+    def describe(self) -> dict:
+        """What the file is: its embedding model and dimension, schema version, the dgrag
+        version that last wrote it, and where its documents came from."""
+        from .connect import applied_version
+
+        meta = self.all_meta()
+        dim = meta.get("embedding_dim")
+        return {"embedding_model": meta.get("embedding_model"), "embedding_dim": int(dim) if dim else None,
+                "schema_version": applied_version(self.con), "dgrag_version": meta.get("dgrag_version"),
+                "docs_root": meta.get("docs_root"), "url_template": meta.get("url_template") or None}
+
     def stats(self) -> dict:
         nodes = dict.fromkeys(NODE_TYPES, 0)
         nodes.update(self.con.execute("SELECT type, count(*) FROM nodes GROUP BY type").fetchall())
@@ -480,7 +497,7 @@ class Store(SemanticMixin):
             for t in VECTOR_TYPES:
                 vectors[t] = self.con.execute(f"SELECT count(*) FROM vec_{t}").fetchone()[0]
         size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
-        return {"nodes": nodes, "edges": edges, "vectors": vectors, "size_bytes": size}
+        return {"index": self.describe(), "nodes": nodes, "edges": edges, "vectors": vectors, "size_bytes": size}
 
     def integrity_check(self) -> str:
         return self.con.execute("PRAGMA integrity_check").fetchone()[0]
