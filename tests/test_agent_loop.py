@@ -136,6 +136,10 @@ def test_image_parts_reach_the_model_and_a_refusal_is_retried_without_them(fixtu
     meta = events[-1]["meta"]
     assert "does not support image input" in meta["images"]["refused"] and meta["images"]["sent"] == 0
     assert events[-1]["answer"].startswith("The new page dialog is shown in the screenshot [1].")
+    # refused with a 4xx: this endpoint and model are not sent images again (no second failed request)
+    again = list(agent.chat("new page dialog screenshot", retrieval_config={"final_image_k": 3}))[-1]["meta"]
+    with_parts = [r for r in server.chat_requests() if isinstance(r["json"]["messages"][-1]["content"], list)]
+    assert again["images"]["refused"].startswith("refused earlier: ") and len(with_parts) == 1
 
 
 def test_images_sent_when_accepted_and_bounded(fixture_index, embedder, openai_server_factory):

@@ -19,6 +19,7 @@ from .planner import Call, Planner, Round
 from .tokens import estimate_tokens, message_tokens
 
 MAX_CALLS_PER_ROUND = 3
+_REFUSED_IMAGES: dict[str, str] = {}  # repr of a chat LLM (model, host) -> why it refused image input
 STYLES = ("markdown", "short")
 
 
@@ -161,6 +162,10 @@ class Answerer:
     def _images(self, run: Run) -> list[dict]:
         if not wants_images(self.settings):
             return []
+        earlier = _REFUSED_IMAGES.get(repr(self.llm))
+        if earlier:  # this endpoint and model refused images before: not asked again in this process
+            run.images.update(refused=f"refused earlier: {earlier}")
+            return []
         db_path = getattr(getattr(self.retriever, "handle", None), "path", None) or self.settings.db_path
         parts, skipped = image_parts(self.settings, db_path, [(n, e.item) for n, e in run.book.numbered()])
         run.images.update(sent=sum(p["type"] == "image_url" for p in parts), skipped=skipped)
@@ -185,6 +190,8 @@ class Answerer:
         except LLMError as exc:
             if parts and not yielded:
                 run.images.update(refused=str(exc), sent=0)
+                if getattr(exc, "reason", "") == "client":  # a 4xx: the request's content, not the moment
+                    _REFUSED_IMAGES[repr(self.llm)] = str(exc)
                 text_only = [*messages[:-1], {"role": "user", "content": messages[-1]["content"][0]["text"]}]
                 yield from self._stream(run, text_only, [], cite)
                 return
