@@ -298,7 +298,7 @@ def _body_limit(path: str, rest_bytes: int) -> int | None:
 
 
 def _too_large_error():
-    from starlette.exceptions import HTTPException
+    from fastapi import HTTPException
 
     class TooLarge(HTTPException):
         """Raised from `receive` once a body without Content-Length passes its limit: an
