@@ -3,7 +3,7 @@ import pytest
 from scipy.sparse import csr_matrix
 
 from dgrag.kernels.graph_arrays import (EDGE_TYPE_CODES as E, NODE_TYPE_CODES as N, GraphArrays,
-                                        build_graph_arrays, edge_cost, to_scipy)
+                                        build_graph_arrays, edge_cost, page_of, to_scipy)
 
 
 def test_codes():
@@ -85,3 +85,14 @@ def test_to_scipy_weights_symmetric_and_does_not_touch_ga():
     assert d[0, 3] == pytest.approx(0.95) and d[1, 2] == pytest.approx(1.0)
     assert d[3, 3] == 0.0
     assert np.array_equal(ga.indices, before)
+
+
+def test_page_of_follows_contains_down_from_each_file_only():
+    # file 0 > chunk 2 > chunk 3 > code 4;  file 1 > chunk 5;  chunk 3 jumps to file 1;
+    # entity 6 is linked to chunks 3 and 5 (passage); image 7 hangs under chunk 5
+    src = [0, 2, 3, 1, 3, 6, 6, 5]
+    dst = [2, 3, 4, 5, 1, 3, 5, 7]
+    et = [E["contains"]] * 4 + [E["jump"], E["passage"], E["passage"], E["contains"]]
+    nt = [N["file"], N["file"], N["chunk"], N["chunk"], N["code"], N["chunk"], N["entity"], N["image"]]
+    ga = build_graph_arrays(8, src, dst, et, [1.0] * 8, nt)
+    assert page_of(ga).tolist() == [0, 1, 0, 0, 0, 1, -1, 1]

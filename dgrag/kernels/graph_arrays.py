@@ -97,6 +97,25 @@ def build_graph_arrays(n_nodes: int, src: np.ndarray, dst: np.ndarray,
                        weight=w, etype=et, node_type=nt.copy())
 
 
+def page_of(ga: GraphArrays) -> np.ndarray:
+    """The file node each node hangs under along `contains` edges, breadth-first from the
+    files (a node under two parents takes one of them); -1 where none, e.g. entities."""
+    n = ga.n_nodes
+    page = np.full(n, -1, dtype=np.int64)
+    files = np.flatnonzero(ga.node_type == NODE_TYPE_CODES["file"])
+    page[files] = files
+    keep = ga.etype == EDGE_TYPE_CODES["contains"]
+    src = np.repeat(np.arange(n, dtype=np.int64), np.diff(ga.indptr))[keep]
+    dst = ga.indices[keep].astype(np.int64)
+    not_file = ga.node_type[dst] != NODE_TYPE_CODES["file"]
+    src, dst = src[not_file], dst[not_file]
+    while True:  # one level of the tree per pass; a parent is always placed before its children
+        step = (page[src] >= 0) & (page[dst] < 0)
+        if not step.any():
+            return page
+        page[dst[step]] = page[src[step]]
+
+
 def to_scipy(ga: GraphArrays) -> csr_matrix:
     """Symmetric weighted adjacency (float64) for PPR, with canonically sorted indices."""
     n = ga.n_nodes

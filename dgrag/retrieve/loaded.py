@@ -37,6 +37,7 @@ class LoadedIndex:
     _igraph: object = field(default=None, repr=False)
     _csr: object = field(default=None, repr=False)
     _wdeg: object = field(default=None, repr=False)
+    _page: object = field(default=None, repr=False)
     _of_type: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -80,6 +81,14 @@ class LoadedIndex:
         if rows is None:
             rows = self._of_type[code] = np.flatnonzero(self.node_type == code)
         return rows
+
+    def page_of(self) -> np.ndarray:
+        """The file node each node hangs under, -1 for none (built on first use)."""
+        if self._page is None:
+            from ..kernels.graph_arrays import page_of
+
+            self._page = page_of(self.ga)
+        return self._page
 
     def weighted_degree(self) -> np.ndarray:
         """Sum of edge weights per node (built on first use, for the push PPR)."""

@@ -88,16 +88,21 @@ def run_diffusion(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact:
     # a type the index does not hold can never fill its quota: leave it out so "candidates
     # full" can stop the search (same result, far fewer expansions on e.g. a passage corpus)
     quotas = {t: q for t, q in quotas.items() if li.nodes_of_type(t).size > 0}
-    ev = fact_evidence(li, facts, exact) if cfg.spread_evidence_weight > 0 else None
+    graph, trust = [], 0.0
+    if (facts.ids.size or exact) and (cfg.spread_graph_fusion > 0 or cfg.spread_evidence_weight > 0):
+        graph = run_ppr(li, cfg, qv, routes, exact, dense).ranked["chunk"][:cfg.spread_chunk_k]
+        trust = graph_trust(li.page_of(), cfg, chunks.ids, graph)
+    ev_weight = cfg.spread_evidence_weight * trust
+    ev = fact_evidence(li, facts, exact) if ev_weight > 0 else None
     res = diffuse(li.ga, sim, seeds, mandatory, quotas=quotas, max_expansions=cfg.spread_max_expansions,
                   per_node_neighbor_limit=cfg.spread_per_node_neighbor_limit,
                   max_frontier_size=cfg.spread_max_frontier_size, min_enqueue_score=cfg.spread_min_enqueue_score,
-                  time_budget_s=cfg.spread_time_budget_s, evidence_weight=cfg.spread_evidence_weight, evidence=ev,
+                  time_budget_s=cfg.spread_time_budget_s, evidence_weight=ev_weight, evidence=ev,
                   engine=cfg.spread_engine)
     ranked = _by_type(li, res.nodes, res.scores)
-    if cfg.spread_graph_fusion > 0 and facts.ids.size:
-        ranked["chunk"] = _fuse_with_graph(li, cfg, qv, routes, exact, ranked["chunk"], dense)
-    trace = {"expansions": res.expansions, "stop_reason": res.stop_reason,
+    if graph and cfg.spread_graph_fusion * trust > 0:
+        ranked["chunk"] = fuse_ranks(ranked["chunk"], graph, cfg.spread_fusion_k, cfg.spread_graph_fusion * trust)
+    trace = {"expansions": res.expansions, "stop_reason": res.stop_reason, "graph_trust": round(trust, 4),
              "paths": {int(n): path_to(res, int(n)) for n in res.nodes[:30].tolist()}}  # items cite their path
     if cfg.verbose:  # the inspector's picture; ~800 lookups a question otherwise thrown away
         trace.update(seeds=sorted(seeds.items(), key=lambda kv: -kv[1])[:60], mandatory=mandatory[:60],
@@ -107,17 +112,52 @@ def run_diffusion(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact:
     return Stage3(ranked, trace)
 
 
-def _fuse_with_graph(li, cfg: RetrievalConfig, qv, routes, exact, chunks: list[tuple[int, float]], dense):
+def graph_trust(page: np.ndarray, cfg: RetrievalConfig, dense_ids: np.ndarray,
+                graph: list[tuple[int, float]]) -> float:
+    """How far the graph's own answer is corroborated by dense recall, in [0, 1].
+
+    `page` maps a node to its page (LoadedIndex.page_of), `dense_ids` are the stage-2
+    chunks best first, `graph` the walk's chunks best first. The share of the walk's first
+    `spread_trust_top_k` distinct pages that are also among the dense route's first 2x as
+    many: none at or below `spread_trust_floor`, full from `spread_trust_full`, linear
+    between. Measured (README, "When the graph is trusted"): where extraction is good, the
+    walk's best pages include the ones dense finds first (the first hop) and it adds the
+    rest (the next hops); where offline facts join unrelated pages through common mentions,
+    its best pages are hubs that dense never ranks, and the dense ranking should stand."""
+    if cfg.spread_trust_full <= 0:
+        return 1.0
+    k = cfg.spread_trust_top_k
+    walk = _first_distinct(page[np.fromiter((n for n, _ in graph), np.int64, len(graph))], k)
+    if not walk or k <= 0:
+        return 0.0
+    dense = set(_first_distinct(page[dense_ids], 2 * k))
+    agree = sum(p in dense for p in walk) / len(walk)
+    floor = min(cfg.spread_trust_floor, cfg.spread_trust_full)
+    if agree <= floor:
+        return 0.0
+    return 1.0 if agree >= cfg.spread_trust_full else (agree - floor) / (cfg.spread_trust_full - floor)
+
+
+def _first_distinct(values: np.ndarray, k: int) -> list[int]:
+    out: list[int] = []
+    for v in values.tolist():
+        if v not in out:
+            out.append(v)
+            if len(out) == k:
+                break
+    return out
+
+
+def fuse_ranks(chunks: list[tuple[int, float]], graph: list[tuple[int, float]], k: int,
+               weight: float) -> list[tuple[int, float]]:
     """Reciprocal-rank fusion of the diffusion's chunks with the PPR walk from the same
     fact-entity seeds: passages several hops from the matched facts (the second hop of a
     multi-hop question) rise even when their own similarity to the question is low."""
-    graph = run_ppr(li, cfg, qv, routes, exact, dense).ranked["chunk"][:cfg.spread_chunk_k]
-    k, w = cfg.spread_fusion_k, cfg.spread_graph_fusion
     fused: dict[int, float] = {}
     for rank, (n, _) in enumerate(chunks):
         fused[n] = fused.get(n, 0.0) + 1.0 / (k + rank)
     for rank, (n, _) in enumerate(graph):
-        fused[n] = fused.get(n, 0.0) + w / (k + rank)
+        fused[n] = fused.get(n, 0.0) + weight / (k + rank)
     return sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
