@@ -42,8 +42,10 @@ def _counts(db: Path) -> dict:
     return {k: stats[k] for k in ("nodes", "edges", "vectors")}
 
 
-def _run(args, env, kill_after: float | None) -> bool:
-    """Run a dgrag command; with `kill_after`, SIGKILL it then if still running. True if killed."""
+def _run(args, env, kill_after: float | None, took: dict | None = None) -> bool:
+    """Run a dgrag command; with `kill_after`, SIGKILL it then if still running. True if killed.
+    A run that ends by itself records its duration in `took[args[0]]`."""
+    start = time.monotonic()
     proc = subprocess.Popen([sys.executable, "-m", "dgrag", *args], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     if kill_after is None:
@@ -51,6 +53,8 @@ def _run(args, env, kill_after: float | None) -> bool:
         return False
     try:
         proc.wait(timeout=kill_after)
+        if took is not None:
+            took[args[0]] = time.monotonic() - start
         return False
     except subprocess.TimeoutExpired:
         proc.send_signal(signal.SIGKILL)
@@ -68,6 +72,7 @@ def test_sigkill_at_random_points_then_rerun_matches(tmp_path, openai_server_fac
     pages = sorted(p for p in docs.rglob("*.md"))
     rng = random.Random(42)
     kills = attempts = 0
+    took: dict[str, float] = {}
     while kills < 20 and attempts < 80:  # parse, images, embedding, OpenIE, vectors, synonymy
         attempts += 1
         if attempts % 3 == 1:  # keep giving both commands work to be interrupted in
@@ -77,7 +82,9 @@ def test_sigkill_at_random_points_then_rerun_matches(tmp_path, openai_server_fac
         cmd = index if attempts % 2 else enrich
         if cmd is enrich and not crashed.exists():
             continue
-        kills += _run(cmd + ["--db", str(crashed)], env, rng.uniform(0.8, 5.0))
+        # a point inside the run: how long a run takes depends on the machine and on how much
+        # the edit left to do, so it is learned from the runs that finished
+        kills += _run(cmd + ["--db", str(crashed)], env, rng.uniform(0.15, 0.95) * took.get(cmd[0], 5.0), took)
         if crashed.exists():
             with Store(crashed, readonly=True) as s:
                 assert s.integrity_check() == "ok"
