@@ -53,14 +53,16 @@ class RetrievalConfig:
     # fact-entity seeds (reciprocal rank, weight of the graph list); 0 turns it off
     spread_graph_fusion: float = 2.0
     spread_fusion_k: int = 5
-    # how far the graph is trusted, per question: the share of the walk's top
-    # `spread_trust_top_k` pages that dense recall also ranks among its top 2x as many; none
-    # at or below `spread_trust_floor`, in full from `spread_trust_full` (full 0 = always in
-    # full: the old behaviour). Untrusted, the evidence lift and the fusion are off and the
-    # dense ranking stands (README, "When the graph is trusted").
-    spread_trust_top_k: int = 5
-    spread_trust_floor: float = 0.2
-    spread_trust_full: float = 0.6
+    # how far the graph is trusted, per question: of the pages holding the walk's best
+    # `spread_trust_walk_k` passages, the share that also hold one of dense recall's best
+    # `spread_trust_dense_k`; none at or below `spread_trust_floor`, in full from
+    # `spread_trust_full` (full 0 = always in full: the old behaviour). Untrusted, the
+    # evidence lift and the fusion are off and the dense ranking stands (README, "When the
+    # graph is trusted").
+    spread_trust_walk_k: int = 8
+    spread_trust_dense_k: int = 20
+    spread_trust_floor: float = 0.34
+    spread_trust_full: float = 0.66
     # PPR (HippoRAG 2)
     ppr_damping: float = 0.5
     ppr_passage_weight: float = 0.05

@@ -168,17 +168,19 @@ def test_graph_trust_is_the_walks_agreement_with_dense_pages():
     from dgrag.config import RetrievalConfig
     from dgrag.retrieve.methods import graph_trust
 
+    def cfg(walk_k, dense_k, floor, full):
+        return RetrievalConfig(spread_trust_walk_k=walk_k, spread_trust_dense_k=dense_k,
+                               spread_trust_floor=floor, spread_trust_full=full)
+
     page = np.array([0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9])  # node -> page; nodes 0 and 1 share page 0
-    dense = np.array([1, 2, 3, 4, 5, 6])                 # pages 0..5 (k=2: the first 4 count)
-    cfg = RetrievalConfig(spread_trust_top_k=2, spread_trust_floor=0.0, spread_trust_full=0.5)
-    walk = [(0, 0.9), (1, 0.8), (8, 0.7), (5, 0.6)]  # pages 0, 0, 7, 4: the first 2 distinct are 0, 7
-    assert graph_trust(page, cfg, dense, walk) == 1.0  # 1 of 2 agree = 0.5 = full
-    cfg = RetrievalConfig(spread_trust_top_k=2, spread_trust_floor=0.0, spread_trust_full=1.0)
-    assert graph_trust(page, cfg, dense, walk) == 0.5
-    assert graph_trust(page, cfg, dense, [(9, 1.0), (10, 0.5)]) == 0.0  # pages dense never ranks
-    assert graph_trust(page, cfg, dense, []) == 0.0
+    dense = np.array([1, 2, 3, 4, 5, 6])                 # pages 0, 1, 2, 3, 4, 5
+    walk = [(0, 0.9), (1, 0.8), (8, 0.7), (5, 0.6)]      # pages 0, 0, 7, 4
+    assert graph_trust(page, cfg(3, 4, 0.0, 0.5), dense, walk) == 1.0  # pages {0, 7}: 1 of 2 = full
+    assert graph_trust(page, cfg(3, 4, 0.0, 1.0), dense, walk) == 0.5
+    assert graph_trust(page, cfg(4, 4, 0.0, 1.0), dense, walk) == 1 / 3  # {0, 7, 4}; 4 is dense's 5th
+    assert graph_trust(page, cfg(4, 5, 0.0, 1.0), dense, walk) == 2 / 3
+    assert graph_trust(page, cfg(4, 5, 0.0, 1.0), dense, [(9, 1.0), (10, 0.5)]) == 0.0  # never ranked
+    assert graph_trust(page, cfg(4, 5, 0.0, 1.0), dense, []) == 0.0
     assert graph_trust(page, RetrievalConfig(spread_trust_full=0), dense, []) == 1.0  # the old behaviour
-    cfg = RetrievalConfig(spread_trust_top_k=4, spread_trust_floor=0.25, spread_trust_full=0.75)
-    walk4 = [(0, 1), (9, 1), (10, 1), (2, 1)]  # pages 0, 8, 9, 1: 2 of 4 agree = 0.5
-    assert graph_trust(page, cfg, dense, walk4) == 0.5  # half way from the floor to full
-    assert graph_trust(page, cfg, dense, walk4[:1] + [(9, 1), (10, 1), (8, 1)]) == 0.0  # 1 of 4: at the floor
+    assert graph_trust(page, cfg(4, 5, 1 / 3, 1.0), dense, walk) == pytest.approx(0.5)  # 2/3: half way
+    assert graph_trust(page, cfg(4, 4, 0.34, 0.66), dense, walk) == 0.0  # 1/3: at the floor

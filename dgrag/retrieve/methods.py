@@ -117,35 +117,26 @@ def graph_trust(page: np.ndarray, cfg: RetrievalConfig, dense_ids: np.ndarray,
     """How far the graph's own answer is corroborated by dense recall, in [0, 1].
 
     `page` maps a node to its page (LoadedIndex.page_of), `dense_ids` are the stage-2
-    chunks best first, `graph` the walk's chunks best first. The share of the walk's first
-    `spread_trust_top_k` distinct pages that are also among the dense route's first 2x as
-    many: none at or below `spread_trust_floor`, full from `spread_trust_full`, linear
-    between. Measured (README, "When the graph is trusted"): where extraction is good, the
-    walk's best pages include the ones dense finds first (the first hop) and it adds the
-    rest (the next hops); where offline facts join unrelated pages through common mentions,
-    its best pages are hubs that dense never ranks, and the dense ranking should stand."""
+    chunks best first, `graph` the walk's chunks best first. Of the pages holding the walk's
+    best `spread_trust_walk_k` passages, the share that also hold one of the dense route's
+    best `spread_trust_dense_k`: no trust at or below `spread_trust_floor`, full from
+    `spread_trust_full`, linear between. Measured (README, "When the graph is trusted"):
+    where extraction is good, the walk's best pages include the ones dense finds first (the
+    first hop) and it adds the rest (the next hops); where offline facts join unrelated pages
+    through common mentions, its best pages are hubs that dense never ranks, and the dense
+    ranking should stand."""
     if cfg.spread_trust_full <= 0:
         return 1.0
-    k = cfg.spread_trust_top_k
-    walk = _first_distinct(page[np.fromiter((n for n, _ in graph), np.int64, len(graph))], k)
-    if not walk or k <= 0:
+    top = np.fromiter((n for n, _ in graph[:cfg.spread_trust_walk_k]), np.int64)
+    walk = set(page[top].tolist())
+    if not walk:
         return 0.0
-    dense = set(_first_distinct(page[dense_ids], 2 * k))
-    agree = sum(p in dense for p in walk) / len(walk)
+    dense = set(page[dense_ids[:cfg.spread_trust_dense_k]].tolist())
+    agree = len(walk & dense) / len(walk)
     floor = min(cfg.spread_trust_floor, cfg.spread_trust_full)
     if agree <= floor:
         return 0.0
     return 1.0 if agree >= cfg.spread_trust_full else (agree - floor) / (cfg.spread_trust_full - floor)
-
-
-def _first_distinct(values: np.ndarray, k: int) -> list[int]:
-    out: list[int] = []
-    for v in values.tolist():
-        if v not in out:
-            out.append(v)
-            if len(out) == k:
-                break
-    return out
 
 
 def fuse_ranks(chunks: list[tuple[int, float]], graph: list[tuple[int, float]], k: int,
