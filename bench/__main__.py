@@ -133,8 +133,9 @@ def p2(db: Path, repeat: int) -> dict:
 
 
 def p2_stage3(db: Path, repeat: int) -> dict:
-    """The whole default stage 3 at this scale (cosine of every node, diffusion, rank fusion
-    with a PPR walk), with the fusion's PPR by local push (default) vs SciPy power iteration."""
+    """The whole default stage 3 at this scale (cosine of every node, the walk that decides the
+    graph's trust, diffusion, rank fusion), with the walk by local push (default) vs SciPy power
+    iteration, and as configured before the walk was bounded (restart on every passage, eps 1e-7)."""
     from dgrag.config import RetrievalConfig
     from dgrag.retrieve.loaded import load_index
     from dgrag.retrieve.methods import run_diffusion
@@ -152,7 +153,8 @@ def p2_stage3(db: Path, repeat: int) -> dict:
         return qv / np.linalg.norm(qv), routes
 
     out = {}
-    for name, cfg in (("stage3_default_p50_ms", RetrievalConfig()),
+    before = RetrievalConfig(spread_trust_full=0, ppr_passage_top_k=0, ppr_push_eps=1e-7)  # issue 14's start
+    for name, cfg in (("stage3_default_p50_ms", RetrievalConfig()), ("stage3_before_p50_ms", before),
                       ("stage3_scipy_fusion_p50_ms", RetrievalConfig(ppr_engine="scipy")),
                       ("stage3_no_fusion_p50_ms", RetrievalConfig(spread_graph_fusion=0))):
         qs = [query() for _ in range(max(3, repeat // 2))]

@@ -66,10 +66,11 @@ class RetrievalConfig:
     # PPR (HippoRAG 2)
     ppr_damping: float = 0.5
     ppr_passage_weight: float = 0.05
+    ppr_passage_top_k: int = 200  # passages that get restart mass (best dense first); 0 = all
     # push (local forward push, cost follows the reset mass: the default) | scipy (power
     # iteration over the whole graph) | igraph (prpack); push is within eps * degree per node
     ppr_engine: str = "push"
-    ppr_push_eps: float = 1e-7
+    ppr_push_eps: float = 1e-6
     # stage 4
     final_chunk_k: int = 10
     final_code_k: int = 2

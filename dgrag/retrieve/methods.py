@@ -175,6 +175,13 @@ def run_ppr(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact: list[
     if rows.size:
         d = dense[rows]
         d = (d - d.min()) / (d.max() - d.min()) if d.max() > d.min() else np.ones_like(d)
+        k = cfg.ppr_passage_top_k
+        if 0 < k < rows.size:
+            # the passages' restart mass only on the best k (same values, the tail left at 0):
+            # the tail adds next to nothing, but a restart on every passage makes the push walk
+            # visit the whole graph (README, "Stage 3 at scale")
+            keep = np.argpartition(-d, k - 1)[:k]
+            rows, d = rows[keep], d[keep]
         reset[rows] += d * cfg.ppr_passage_weight
     if cfg.ppr_engine == "push":
         scores = ppr_push(li.ga.indptr, li.ga.indices, li.ga.weight, li.weighted_degree(), reset,
