@@ -19,7 +19,6 @@ from dataclasses import fields
 from importlib import metadata
 from pathlib import Path
 
-import pytest
 
 import dgrag
 from dgrag.cli import build_parser, main

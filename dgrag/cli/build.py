@@ -127,7 +127,7 @@ def cmd_enrich(args) -> int:
 def cmd_import_passages(args) -> int:
     from ..backends.embedders import embedder_for_store
     from ..enrich.importers import import_passages
-    from ..ingest.pipeline import embed_pending
+    from ..embed import embed_pending
     from ..store import Store
 
     settings = settings_for(args)

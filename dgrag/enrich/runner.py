@@ -46,7 +46,7 @@ class StoreCache:
         self.store = store
 
     def get(self, key: str) -> str | None:
-        with self.store._lock:
+        with self.store.write_lock:
             return self.store.cache_get(key)
 
     def put(self, key: str, model: str, response: str) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 
 from ..config import Settings
-from ..ingest.pipeline import Progress, embed_pending, text_hash
+from ..embed import Progress, embed_pending, text_hash
 from ..kernels.knn import knn_pairs, random_pair_similarity
 from ..store import Store
 

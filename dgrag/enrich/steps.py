@@ -15,7 +15,8 @@ from typing import Any, Callable
 
 from ..errors import LLMError
 
-from . import extractive, heuristic_openie
+from ..ingest import extractive
+from . import heuristic_openie
 
 OFFLINE_ENTITIES_PER_CHUNK = 8
 OFFLINE_TRIPLES_PER_CHUNK = 10

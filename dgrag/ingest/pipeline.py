@@ -12,19 +12,15 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
-
-import numpy as np
 
 from ..config import Settings
-from ..enrich import extractive
+from ..embed import Progress, embed_pending
 from ..errors import ConfigError
 from ..store import Store
+from . import extractive
 from .dedup import merge_near_duplicates
 from .images import ImageRejected, read_image
 from .markdown import ImageRef, ParsedPage, node_id, parse_page
-
-Progress = Callable[[str, int, int], None]
 
 
 @dataclass
@@ -257,40 +253,6 @@ class Indexer:
             "meta": {"sha": sha, "alt": ref.alt, "src": ref.src, "page": page.path, "context": ref.context,
                      "width": info.width, "height": info.height, "format": info.format},
         }
-
-
-def embed_pending(store: Store, embedder, settings: Settings, progress: Progress | None = None) -> int:
-    """Embed every node without a current vector, in committed batches (resumable).
-
-    A text embedded before (same hash, same type: en/zh copies of one code block, a moved
-    section) reuses its vector. Returns the number of texts the model actually embedded.
-    """
-    progress = progress or (lambda stage, done, total: None)
-    pending = store.pending_embeddings()
-    by_type: dict[str, list[dict]] = {}
-    for _, kind, node in pending:
-        by_type.setdefault(kind, []).append(node)
-    done, total, embedded, bs = 0, len(pending), 0, max(1, settings.embedding_batch_size)
-    for kind, nodes in by_type.items():
-        for i in range(0, len(nodes), bs):
-            batch = nodes[i:i + bs]
-            texts = [extractive.embed_text(n, settings.embedding_max_chars) for n in batch]
-            hashes = [text_hash(t) for t in texts]
-            known = store.vectors_by_embed_hash(kind, hashes)
-            todo = sorted({t for t, h in zip(texts, hashes) if h not in known}, key=len)  # less padding
-            fresh = dict(zip(todo, embedder.embed_passages(todo))) if todo else {}
-            vecs = np.stack([fresh[t] if t in fresh else np.frombuffer(known[h], dtype=np.float32)
-                             for t, h in zip(texts, hashes)])
-            with store.transaction():
-                store.put_vectors(kind, [n["rowid"] for n in batch], vecs, hashes)
-            done += len(batch)
-            embedded += len(todo)
-            progress("embed", done, total)
-    return embedded
-
-
-def text_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def index_folder(settings: Settings, store: Store, embedder=None, progress: Progress | None = None) -> IndexReport:

@@ -11,7 +11,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..config import RetrievalConfig, Settings
-from ..enrich.extractive import embed_text
+from ..embed import embed_text
 from ..errors import DeadlineExceeded, DgragError, EmbeddingMismatch, QueryRejected
 from ..store import Store
 from .context import build_items, merge_context

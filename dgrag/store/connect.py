@@ -14,6 +14,11 @@ from types import ModuleType
 
 from ..errors import IndexFileError, SchemaTooNew, SqliteVecUnavailable
 
+
+def now() -> str:
+    """The timestamp written in rows (UTC, to the second)."""
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
 # The numbered schema files ship inside the package (package data), so a non-editable
 # install creates and upgrades index files as a checkout does.
 MIGRATIONS_DIR: Traversable = resources.files(__package__) / "migrations"

@@ -5,6 +5,8 @@ import hashlib
 import json
 from typing import Iterable, Sequence
 
+from .connect import now
+
 
 def entity_id(norm: str) -> str:
     return "entity-" + hashlib.md5(norm.encode("utf-8", "surrogatepass")).hexdigest()[:16]
@@ -16,6 +18,7 @@ def _marks(n: int) -> str:
 
 class SemanticMixin:
     con = None  # provided by Store
+    write_lock = None  # provided by Store: one writer at a time on the connection
 
     # ---- entities and facts -----------------------------------------------------------
     def upsert_entity(self, norm: str, name: str, description: str, language: str) -> int:
@@ -137,9 +140,7 @@ class SemanticMixin:
         return row[0] if row else None
 
     def cache_put(self, key: str, model: str, response: str) -> None:
-        from .store import now
-
-        with self._lock:
+        with self.write_lock:
             self.con.execute(
                 "INSERT OR REPLACE INTO llm_cache(key, model, response, created_at) VALUES (?,?,?,?)",
                 (key, model, response, now()))
@@ -151,8 +152,6 @@ class SemanticMixin:
             "SELECT node, status, input_hash FROM enrich_log WHERE step=?", (step,))}
 
     def log_enrich(self, node: int, step: str, status: str, reason: str, attempts: int, input_hash: str) -> None:
-        from .store import now
-
         self.con.execute(
             "INSERT INTO enrich_log(node, step, status, reason, attempts, input_hash, updated_at) "
             "VALUES (?,?,?,?,?,?,?) ON CONFLICT(node, step) DO UPDATE SET status=excluded.status, "

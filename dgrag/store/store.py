@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import contextlib
-import datetime as _dt
 import json
 import threading
 from pathlib import Path
@@ -11,7 +10,7 @@ from typing import Iterable, Iterator, Sequence
 import numpy as np
 
 from ..errors import EmbeddingMismatch, IndexFileError
-from .connect import migrate, open_connection
+from .connect import migrate, now, open_connection
 from .semantic import SemanticMixin
 
 NODE_TYPES = ("file", "chunk", "code", "table", "image", "entity")
@@ -25,10 +24,6 @@ NODE_COLUMNS = (
 )
 
 
-def now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-
-
 class Store(SemanticMixin):
     """A handle on one index file. One writer at a time (a lock), many readers (WAL)."""
 
@@ -36,7 +31,7 @@ class Store(SemanticMixin):
         self.path = Path(path)
         self.readonly = readonly
         self.con = open_connection(self.path, readonly=readonly, timeout=timeout)
-        self._lock = threading.RLock()
+        self.write_lock = threading.RLock()
         if readonly:
             from .connect import applied_version, latest_version
 
@@ -65,7 +60,7 @@ class Store(SemanticMixin):
         wrote it."""
         from .. import __version__
 
-        with self._lock:
+        with self.write_lock:
             self.con.execute("BEGIN IMMEDIATE")
             before = self.con.total_changes
             try:
@@ -85,7 +80,7 @@ class Store(SemanticMixin):
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[None]:
         """A read transaction: every SELECT inside sees the same committed state."""
-        with self._lock:
+        with self.write_lock:
             self.con.execute("BEGIN")
             try:
                 yield
@@ -94,7 +89,7 @@ class Store(SemanticMixin):
 
     def copy_to(self, dest: Path | str) -> None:
         """A consistent single-file copy (VACUUM INTO), safe while others read and write."""
-        with self._lock:
+        with self.write_lock:
             self.con.execute("VACUUM INTO ?", (str(dest),))
 
     # ---- the persisted graph snapshot ------------------------------------------------------
@@ -109,7 +104,7 @@ class Store(SemanticMixin):
 
     def write_graph_cache(self, version: int, data: bytes) -> bool:
         """Store the snapshot if the graph is still at `version` (no version bump: it is a cache)."""
-        with self._lock:
+        with self.write_lock:
             self.con.execute("BEGIN IMMEDIATE")
             try:
                 if self.graph_version() != version:

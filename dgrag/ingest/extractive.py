@@ -69,17 +69,3 @@ def caption_image(alt: str, src: str, breadcrumb: str, context: str) -> str:
     alt = "" if alt.lower() in ("", "image", "img", "图片", "figure") else alt
     parts = [alt, f"Figure: {name}", breadcrumb, near]
     return "\n".join(p for p in parts if p)[:600]
-
-
-def embed_text(node: dict, max_chars: int = 384) -> str:
-    """What gets embedded for a node (the seed's choice per type)."""
-    t = node["type"]
-    if t == "chunk":
-        text = f"{node['breadcrumb']}\n{node['meta'].get('filter', '')}"
-        if node.get("summary_source") == "llm" and node.get("summary"):
-            text = f"{node['summary']}\n{text}"
-    elif t == "entity":
-        text = node["text"][:160]  # "name: description"; short keeps 10^5 entities affordable
-    else:
-        text = node.get("summary") or node["text"]
-    return text[:max_chars]

@@ -1,0 +1,64 @@
+"""What a node's vector stands for, and embedding what has no current vector.
+
+Shared by indexing, enrichment and retrieval (a query reranks with the same texts), so it sits
+below all three: it imports the store and nothing of theirs.
+"""
+from __future__ import annotations
+
+import hashlib
+from typing import Callable
+
+import numpy as np
+
+from .config import Settings
+from .store import Store
+
+Progress = Callable[[str, int, int], None]
+
+
+def embed_text(node: dict, max_chars: int = 384) -> str:
+    """What gets embedded for a node (the seed's choice per type)."""
+    t = node["type"]
+    if t == "chunk":
+        text = f"{node['breadcrumb']}\n{node['meta'].get('filter', '')}"
+        if node.get("summary_source") == "llm" and node.get("summary"):
+            text = f"{node['summary']}\n{text}"
+    elif t == "entity":
+        text = node["text"][:160]  # "name: description"; short keeps 10^5 entities affordable
+    else:
+        text = node.get("summary") or node["text"]
+    return text[:max_chars]
+
+
+def embed_pending(store: Store, embedder, settings: Settings, progress: Progress | None = None) -> int:
+    """Embed every node without a current vector, in committed batches (resumable).
+
+    A text embedded before (same hash, same type: en/zh copies of one code block, a moved
+    section) reuses its vector. Returns the number of texts the model actually embedded.
+    """
+    progress = progress or (lambda stage, done, total: None)
+    pending = store.pending_embeddings()
+    by_type: dict[str, list[dict]] = {}
+    for _, kind, node in pending:
+        by_type.setdefault(kind, []).append(node)
+    done, total, embedded, bs = 0, len(pending), 0, max(1, settings.embedding_batch_size)
+    for kind, nodes in by_type.items():
+        for i in range(0, len(nodes), bs):
+            batch = nodes[i:i + bs]
+            texts = [embed_text(n, settings.embedding_max_chars) for n in batch]
+            hashes = [text_hash(t) for t in texts]
+            known = store.vectors_by_embed_hash(kind, hashes)
+            todo = sorted({t for t, h in zip(texts, hashes) if h not in known}, key=len)  # less padding
+            fresh = dict(zip(todo, embedder.embed_passages(todo))) if todo else {}
+            vecs = np.stack([fresh[t] if t in fresh else np.frombuffer(known[h], dtype=np.float32)
+                             for t, h in zip(texts, hashes)])
+            with store.transaction():
+                store.put_vectors(kind, [n["rowid"] for n in batch], vecs, hashes)
+            done += len(batch)
+            embedded += len(todo)
+            progress("embed", done, total)
+    return embedded
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
