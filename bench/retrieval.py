@@ -9,8 +9,7 @@ DIR holds (or, with --build, gets) one index per configuration:
 - arkui_struct.db: the whole ArkUI-X corpus, structural layer only (index)
 - arkui_off.db: the same + the offline semantic layer (enrich --step all)
 Building them embeds ~150k texts with the default embedder: about an hour on 2 cores.
-"diffusion (before)" is the diffusion as it was before the graph-trust rule
-(`spread_trust_full: 0`: the graph always trusted in full).
+"diffusion (before)" is the diffusion as it was before the graph-trust rule (BEFORE below).
 """
 from __future__ import annotations
 
@@ -30,6 +29,9 @@ MUSIQUE = SHARED / "bench" / "musique"
 CORPUS = SHARED / "corpus" / "arkui-x-docs"
 ARKUI_QUESTIONS = ROOT / "bench" / "arkui" / "questions.jsonl"
 KS = [1, 5, 10]
+# the diffusion as it was before the graph-trust rule: the graph always trusted in full, its walk
+# restarting on every passage at push eps 1e-7
+BEFORE = {"spread_trust_full": 0, "ppr_passage_top_k": 0, "ppr_push_eps": 1e-7}
 CONFIGS = {  # name: (index file, questions)
     "MuSiQue-100, LLM OpenIE (gpt-3.5)": ("mq_llm.db", MUSIQUE / "musique_train_gold.jsonl"),
     "MuSiQue-100, offline OpenIE": ("mq_off.db", MUSIQUE / "musique_train_gold.jsonl"),
@@ -71,7 +73,7 @@ def measure(work: Path, split: str | None = None) -> dict:
         settings = Settings.from_env(db_path=work / db)
         part = split if questions == ARKUI_QUESTIONS else None  # MuSiQue has no splits
         now = evaluate(settings, questions, ["dense", "ppr", "diffusion"], KS, split=part)
-        before = evaluate(settings, questions, ["dense", "diffusion"], KS, {"spread_trust_full": 0}, split=part)
+        before = evaluate(settings, questions, ["dense", "diffusion"], KS, BEFORE, split=part)
         now["methods"]["diffusion (before)"] = before["methods"]["diffusion"]
         now["paired"]["diffusion (before)_vs_dense"] = before["paired"]["diffusion_vs_dense"]
         out[name] = now

@@ -66,7 +66,7 @@ class RetrievalConfig:
     # PPR (HippoRAG 2)
     ppr_damping: float = 0.5
     ppr_passage_weight: float = 0.05
-    ppr_passage_top_k: int = 200  # passages that get restart mass (best dense first); 0 = all
+    ppr_passage_top_k: int = 0  # passages that get restart mass (best dense first); 0 = all (HippoRAG 2)
     # push (local forward push, cost follows the reset mass: the default) | scipy (power
     # iteration over the whole graph) | igraph (prpack); push is within eps * degree per node
     ppr_engine: str = "push"
