@@ -177,9 +177,10 @@ def run_ppr(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact: list[
         d = (d - d.min()) / (d.max() - d.min()) if d.max() > d.min() else np.ones_like(d)
         k = cfg.ppr_passage_top_k
         if 0 < k < rows.size:
-            # the passages' restart mass only on the best k (same values, the tail left at 0):
-            # the tail adds next to nothing, but a restart on every passage makes the push walk
-            # visit the whole graph (README, "Stage 3 at scale")
+            # restart mass on the best k passages only (same values, the tail left at 0): a
+            # cheaper walk, since a restart on every passage makes the push visit the whole
+            # graph; off by default, as it changes which pages the trust rule sees (README,
+            # "Stage 3 at scale")
             keep = np.argpartition(-d, k - 1)[:k]
             rows, d = rows[keep], d[keep]
         reset[rows] += d * cfg.ppr_passage_weight
