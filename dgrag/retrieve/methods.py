@@ -102,8 +102,9 @@ def run_diffusion(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact:
     ranked = _by_type(li, res.nodes, res.scores)
     if graph and cfg.spread_graph_fusion * trust > 0:
         ranked["chunk"] = fuse_ranks(ranked["chunk"], graph, cfg.spread_fusion_k, cfg.spread_graph_fusion * trust)
+    cited = {n for kind in COLLECT for n, _ in ranked[kind][:30]}  # every item stage 4 may keep cites its path
     trace = {"expansions": res.expansions, "stop_reason": res.stop_reason, "graph_trust": round(trust, 4),
-             "paths": {int(n): path_to(res, int(n)) for n in res.nodes[:30].tolist()}}  # items cite their path
+             "paths": {n: path_to(res, n) for n in sorted(cited)}}
     if cfg.verbose:  # the inspector's picture; ~800 lookups a question otherwise thrown away
         trace.update(seeds=sorted(seeds.items(), key=lambda kv: -kv[1])[:60], mandatory=mandatory[:60],
                      visited=res.visited[:400].tolist(),
