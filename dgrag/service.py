@@ -20,6 +20,7 @@ from .backends.embedders import lower_priority
 from .config import PROJECT_ROOT, Settings
 from .errors import AccessDenied, ConfigError, DgragError, IndexFileError
 
+BUNDLED_CORPUS = PROJECT_ROOT / "data" / "arkui-x-docs"  # shipped with the repo: CC BY 4.0, see its LICENSE
 SHARED_CORPUS = PROJECT_ROOT.parent / "shared" / "corpus" / "arkui-x-docs"
 EXCERPT = PROJECT_ROOT / "tests" / "fixtures" / "docs"
 DEMO_URL = "https://github.com/arkui-x/docs/blob/master/{path}#L{line}"
@@ -30,8 +31,9 @@ DEMO_INCLUDE = ("README.md,*/README.md,*/application-dev/README.md,*/application
 
 
 def demo_docs() -> Path:
-    """The bundled corpus: the shared ArkUI-X docs when present, else the excerpt in the repo."""
-    return SHARED_CORPUS if SHARED_CORPUS.is_dir() else EXCERPT
+    """The demo corpus: the copy shipped in data/ (a clone or a Space has it), else the shared
+    ArkUI-X docs beside the checkout, else the test excerpt (an installed package has neither)."""
+    return next((d for d in (BUNDLED_CORPUS, SHARED_CORPUS) if d.is_dir()), EXCERPT)
 
 
 @dataclass
@@ -85,9 +87,10 @@ class Service:
             if Path(self.settings.db_path).exists():
                 return
             docs = Path(self.settings.docs_root or demo_docs())
-            bundled = docs in (SHARED_CORPUS, EXCERPT)
+            bundled = docs in (BUNDLED_CORPUS, SHARED_CORPUS, EXCERPT)
+            whole = docs in (BUNDLED_CORPUS, SHARED_CORPUS)  # first start: its getting-started half
             self._index(docs, progress, DEMO_URL if bundled else self.settings.url_template,
-                        self.settings.include or (DEMO_INCLUDE if docs == SHARED_CORPUS else ""))
+                        self.settings.include or (DEMO_INCLUDE if whole else ""))
             self.handle.reload()
 
     def _index(self, docs: Path, progress, url_template: str, include: str = ""):
