@@ -76,6 +76,11 @@ class RetrievalConfig:
     final_code_k: int = 2
     final_table_k: int = 2
     final_image_k: int = 2
+    # the quotas above are a maximum: a code block, table or image is kept only if it sits on
+    # a page of the first `final_media_pages` chunks (0 = any page), and only if its cosine to
+    # the question reaches `final_modality_floor` times the best final chunk's (0 = no floor)
+    final_media_pages: int = 3
+    final_modality_floor: float = 0.0
     final_rerank_backend: str = "none"  # none | cross-encoder | llm
     final_rerank_candidates: int = 20
     # stage-1 vector search: the loaded in-memory matrices (numpy, default: one consistent

@@ -25,7 +25,8 @@ def retriever(fixture_index, embedder):
 
 @pytest.mark.parametrize("method", ["diffusion", "dense", "ppr"])
 def test_every_method_fills_quotas_with_cited_items(retriever, method):
-    res = retriever.retrieve("How do I create an application with ACE Tools?", {"method": method})
+    # every medium from any page (the page rule has a test of its own below)
+    res = retriever.retrieve("How do I create an application with ACE Tools?", {"method": method, "final_media_pages": 0})
     assert res["method"] == method
     assert 0 < len(res["chunks"]) <= 10
     for key, quota in (("codes", 2), ("tables", 2), ("images", 2)):
@@ -199,3 +200,17 @@ def test_graph_trust_is_the_walks_agreement_with_dense_pages():
     assert graph_trust(page, RetrievalConfig(spread_trust_full=0), dense, []) == 1.0  # the old behaviour
     assert graph_trust(page, cfg(4, 5, 1 / 3, 1.0), dense, walk) == pytest.approx(0.5)  # 2/3: half way
     assert graph_trust(page, cfg(4, 4, 0.34, 0.66), dense, walk) == 0.0  # 1/3: at the floor
+
+
+def test_code_tables_and_images_earn_their_slot_beside_the_first_chunks(retriever):
+    q = "How do I create an application with ACE Tools?"
+    everything = retriever.retrieve(q, {"final_media_pages": 0})
+    narrow = retriever.retrieve(q, {"final_media_pages": 1})
+    first = narrow["chunks"][0]["source_path"]
+    assert narrow["chunks"] == everything["chunks"]  # only the media are filtered
+    assert all(i["source_path"] == first for k in ("codes", "tables") for i in narrow[k])
+    media = ("codes", "tables", "images")
+    assert sum(len(everything[k]) for k in media) > sum(len(narrow[k]) for k in media)
+    assert any(i["source_path"] != first for k in ("codes", "tables") for i in everything[k])
+    off = retriever.retrieve(q, {"final_media_pages": 1, "final_modality_floor": 2.0})  # above any cosine
+    assert off["chunks"] and not any(off[k] for k in media)

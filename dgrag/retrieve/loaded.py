@@ -38,6 +38,7 @@ class LoadedIndex:
     _csr: object = field(default=None, repr=False)
     _wdeg: object = field(default=None, repr=False)
     _page: object = field(default=None, repr=False)
+    _vec_row: object = field(default=None, repr=False)
     _of_type: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -81,6 +82,18 @@ class LoadedIndex:
         if rows is None:
             rows = self._of_type[code] = np.flatnonzero(self.node_type == code)
         return rows
+
+    def cosine(self, qv: np.ndarray, nodes) -> np.ndarray:
+        """Cosine of a few nodes to the query (0 for a node without a vector)."""
+        if self._vec_row is None:
+            inv = np.full(self.n_nodes, -1, dtype=np.int64)
+            inv[self.vec_idx] = np.arange(self.vec_idx.shape[0])
+            self._vec_row = inv
+        rows = self._vec_row[np.asarray(nodes, dtype=np.int64)]
+        out = np.zeros(rows.shape[0])
+        ok = rows >= 0
+        out[ok] = self.vec_mat[rows[ok]] @ qv
+        return out
 
     def page_of(self) -> np.ndarray:
         """The file node each node hangs under, -1 for none (built on first use)."""

@@ -246,3 +246,33 @@ def _by_type(li: LoadedIndex, nodes: np.ndarray, scores: np.ndarray) -> dict[str
         if kind is not None:
             out[kind].append((int(n), float(s)))
     return out
+
+
+def earn_their_slot(li: LoadedIndex, qv: np.ndarray, finals: dict[str, list[tuple[int, float]]],
+                    cfg: RetrievalConfig) -> dict[str, list[tuple[int, float]]]:
+    """Stage 4's quotas for code, tables and images are a maximum: one stays only if it sits
+    on a page of the first `final_media_pages` chunks (a screenshot belongs beside the text
+    it illustrates), and, with `final_modality_floor`, if its own cosine to the question
+    reaches that share of the best final chunk's (README, "Results that earn their slot")."""
+    chunks = [n for n, _ in finals.get("chunk", [])]
+    if not chunks or (cfg.final_media_pages <= 0 and cfg.final_modality_floor <= 0):
+        return finals
+    page = li.page_of()
+    shown = set(page[chunks[:cfg.final_media_pages]].tolist()) if cfg.final_media_pages > 0 else None
+    bar = cfg.final_modality_floor * float(li.cosine(qv, chunks).max())
+    out = dict(finals)
+    for kind in ("code", "table", "image"):
+        items = finals.get(kind, [])
+        if not items:
+            continue
+        keep = li.cosine(qv, [n for n, _ in items]) >= bar
+        if shown is not None:  # an image merged from several pages counts for each of them
+            keep &= np.array([bool(_pages_of(li, page, n) & shown) for n, _ in items])
+        out[kind] = [it for it, ok in zip(items, keep.tolist()) if ok]
+    return out
+
+
+def _pages_of(li: LoadedIndex, page: np.ndarray, n: int) -> set[int]:
+    lo, hi = li.ga.indptr[n], li.ga.indptr[n + 1]
+    parents = li.ga.indices[lo:hi][li.ga.etype[lo:hi] == EDGE_TYPE_CODES["contains"]]
+    return {int(page[n])} | set(page[parents].tolist())

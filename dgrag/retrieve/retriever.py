@@ -16,7 +16,7 @@ from ..errors import DeadlineExceeded, DgragError, EmbeddingMismatch, QueryRejec
 from ..store import Store
 from .context import build_items, merge_context
 from .loaded import IndexHandle, LoadedIndex
-from .methods import COLLECT, Stage3, run_dense, run_diffusion, run_ppr
+from .methods import COLLECT, Stage3, earn_their_slot, run_dense, run_diffusion, run_ppr
 from .stages import Route, match_entities, recall_facts, recall_nodes, recall_nodes_sqlite_vec, rerank
 
 
@@ -121,7 +121,7 @@ class Retriever:
         timing["stage3_spread"] = time.perf_counter() - t
         t = time.perf_counter()
         _in_time(deadline, "stage 3")
-        finals = self._final(li, query, stage3, cfg)
+        finals = self._final(li, query, stage3, cfg, qv)
         timing["stage4_final_rerank"] = time.perf_counter() - t
         t = time.perf_counter()
         _in_time(deadline, "the final rerank")
@@ -173,7 +173,8 @@ class Retriever:
             return run_ppr(li, cfg, qv, routes, exact)
         return run_diffusion(li, cfg, qv, routes, exact)
 
-    def _final(self, li, query: str, stage3: Stage3, cfg: RetrievalConfig) -> dict[str, list[tuple[int, float]]]:
+    def _final(self, li, query: str, stage3: Stage3, cfg: RetrievalConfig,
+               qv: np.ndarray) -> dict[str, list[tuple[int, float]]]:
         quotas = {"chunk": cfg.final_chunk_k, "code": cfg.final_code_k, "table": cfg.final_table_k,
                   "image": cfg.final_image_k}
         finals = {}
@@ -184,7 +185,7 @@ class Retriever:
             elif cfg.final_rerank_backend == "llm" and ranked and kind == "chunk":
                 ranked = self._llm_rerank(li, query, ranked[:cfg.final_rerank_candidates])
             finals[kind] = ranked[:quotas[kind]]
-        return finals
+        return earn_their_slot(li, qv, finals, cfg)
 
     def _cross_rerank(self, li, query, ranked):
         from ..backends.rerankers import make_reranker
