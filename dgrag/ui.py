@@ -60,6 +60,17 @@ def _overrides(method: str, values: list) -> dict:
     return cfg
 
 
+# Questions the first-start demo (the getting-started pages) answers, in both languages; the
+# last two need two pages each, which is where the graph's walk can help.
+EXAMPLES = [
+    ["ACE Tools 怎么创建应用？"],
+    ["How do I build an APK for Android with ACE Tools?"],
+    ["如何在 Android 工程中集成 ArkUI-X？Activity 需要继承什么类？"],
+    ["ace check says the SDK is missing although it is installed. Which setting fixes that?"],
+    ["在 iOS 上运行 ArkUI-X 应用需要配置哪些环境，又如何用 ACE Tools 启动它？"],
+]
+
+
 def build_demo(service: Service):
     import gradio as gr
 
@@ -87,6 +98,7 @@ def _chat_tab(gr, service: Service) -> None:
     with gr.Accordion("Retrieval settings", open=False):
         sliders = [gr.Slider(lo, hi, value=getattr(RetrievalConfig(), name), step=step, label=name)
                    for name, lo, hi, step in SETTINGS_SLIDERS]
+    gr.Examples(EXAMPLES, inputs=[box], label="Try (the last two span two pages)")
     refs = gr.Markdown(label="References", elem_id="references")
 
     def respond(message, history, only, meth, *values):
