@@ -384,7 +384,12 @@ async def _send_error(send, status: int, error: str, kind: str, headers: dict | 
 def client_key(scope) -> str:
     """Who is calling: behind a proxy (Hugging Face Spaces puts its own address in the
     connection), the nearest public address in X-Forwarded-For, which the proxy appends;
-    addresses a client wrote further left are not trusted."""
+    addresses a client wrote further left are not trusted. A caller that reaches the server
+    from a public address is no proxy: its own header is ignored (a fresh address per call
+    would otherwise be a fresh budget per call)."""
+    client = scope.get("client")
+    if client and _is_global(client[0]):
+        return client[0]
     headers = dict(scope.get("headers") or [])
     forwarded = headers.get(b"x-forwarded-for", b"").decode("latin-1")
     for part in reversed([p.strip() for p in forwarded.split(",") if p.strip()]):
@@ -393,8 +398,14 @@ def client_key(scope) -> str:
                 return part
         except ValueError:
             continue
-    client = scope.get("client")
     return client[0] if client else "unknown"
+
+
+def _is_global(address: str) -> bool:
+    try:
+        return ipaddress.ip_address(address).is_global
+    except ValueError:
+        return False
 
 
 class RateLimiter:

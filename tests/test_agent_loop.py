@@ -257,3 +257,26 @@ def test_the_chat_ui_shows_each_search(tmp_path, fixture_index, openai_server_fa
     answer = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
     assert f"Searched for “{Q1}” (" in answer and f", then for “{Q2}” (" in answer
     assert "Create the project with ACE Tools [1]" in answer and "[42]" not in answer.split("```")[0]
+
+
+def test_a_search_the_model_writes_too_long_is_skipped_and_the_answer_goes_on(fixture_index, embedder,
+                                                                               openai_server_factory):
+    pasted = "ERROR at line 42 " * 200  # 3,400 characters: over max_query_chars
+
+    def model(request):
+        if request.get("tools"):
+            seen = len(_tool_messages(request))
+            if seen < 2:
+                return {"tool_calls": [{"name": "retrieve", "arguments": {"query": (pasted, Q1)[seen]}}]}
+            return "DONE"
+        return "Create it with ACE Tools [1]."
+
+    server = openai_server_factory(model)
+    settings = _settings(fixture_index, server)
+    retriever = RecordingRetriever(settings, embedder=embedder)
+    events = list(Answerer(settings, retriever).chat("How do I create an app with ACE Tools?"))
+    rounds = [e for e in events if e["type"] == "round"]
+    assert "error" in rounds[0] and "characters" in rounds[0]["error"] and rounds[0]["counts"]["new"] == 0
+    assert rounds[1]["query"] == Q1 and rounds[1]["counts"]["new"] > 0 and "error" not in rounds[1]
+    assert events[-1]["type"] == "done" and any("skipped" in n for n in events[-1]["meta"]["notes"])
+    assert "".join(e["text"] for e in events if e["type"] == "text").startswith("Create it")

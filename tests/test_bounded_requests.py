@@ -213,3 +213,17 @@ def test_a_retrieval_past_its_deadline_is_stopped(fixture_index):
     retriever = Retriever(Settings(db_path=base.db_path, request_timeout_s=0))
     with pytest.raises(DeadlineExceeded, match="ran out of time"):
         retriever.retrieve("ACE Tools")
+
+
+def test_the_rate_limit_key_trusts_x_forwarded_for_only_from_a_proxy():
+    from dgrag.api import client_key
+
+    def scope(peer, xff):
+        return {"client": (peer, 5000), "headers": [(b"x-forwarded-for", xff.encode())]}
+
+    # behind a proxy on a private address: the nearest public address the proxy appended
+    assert client_key(scope("10.0.0.7", "1.2.3.4, 8.8.8.8")) == "8.8.8.8"
+    assert client_key(scope("127.0.0.1", "8.8.4.4")) == "8.8.4.4"
+    # a caller reaching the server directly cannot pick its own bucket with the header
+    assert client_key(scope("9.9.9.9", "8.8.8.8")) == "9.9.9.9"
+    assert client_key({"client": ("9.9.9.9", 1), "headers": []}) == "9.9.9.9"

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from ..config import Settings
-from ..errors import DgragError, LLMError
+from ..errors import DeadlineExceeded, DgragError, LLMError, QueryRejected
 from ..prompts import render
 from .book import ContextBook
 from .citations import CitationFilter
@@ -126,7 +126,18 @@ class Answerer:
     def _one_search(self, run: Run, n: int, q: str, config: dict | None, decide_s: float,
                     mode: str) -> Iterator[dict]:
         t0 = time.perf_counter()
-        result = self.retriever.retrieve(q, config)
+        try:
+            result = self.retriever.retrieve(q, config)
+        except (QueryRejected, DeadlineExceeded) as exc:
+            # a search the model wrote (too long, or past the time left): the answer goes on
+            # from what was found, and the model is told why this one gave nothing
+            run.asked.add(q.casefold())
+            run.notes.append(f"search {q[:80]!r} skipped: {exc}")
+            yield {"type": "round", "round": n, "query": q[:200], "mode": mode, "error": str(exc),
+                   "counts": {"new": 0, "repeated": 0, "trimmed": len(run.book.trimmed)},
+                   "context_tokens": run.book.tokens(),
+                   "timing": {"decide_s": round(decide_s, 4), "retrieve_s": round(time.perf_counter() - t0, 4)}}
+            return Call("", q, -1)
         retrieve_s = time.perf_counter() - t0
         added = run.book.add(result, n)
         run.asked.add(q.casefold())

@@ -114,15 +114,15 @@ class LanedEmbedder(Embedder):
 
 
 def lower_priority(step: int = 5) -> None:
-    """The calling thread yields the CPU to the others (nice +step). Linux keeps a nice value
-    per thread, inherited by the threads it starts (the engine's workers); elsewhere, or on the
-    main thread, nothing changes."""
-    import os
-
+    """The calling thread yields the CPU to the others: nice `step` above the process's main
+    thread (not above its own, so calling it again on one thread does not add up). Linux keeps
+    a nice value per thread, inherited by the threads it starts (the engine's workers);
+    elsewhere, or on the main thread, nothing changes."""
     if threading.current_thread() is threading.main_thread():
         return
     try:
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), min(19, os.getpriority(os.PRIO_PROCESS, 0) + step))
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(),
+                       min(19, os.getpriority(os.PRIO_PROCESS, os.getpid()) + step))
     except (AttributeError, OSError):
         pass
 

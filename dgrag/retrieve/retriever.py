@@ -91,12 +91,12 @@ class Retriever:
         """The embedder for this snapshot: the file may have been replaced by one built with
         another model (a teammate's file opened in the app)."""
         recorded = li.meta.get("embedding_model")
-        if recorded and recorded != self.embedder.model_id:
+        emb = self.embedder  # read once: another thread may set it for another snapshot meanwhile
+        if recorded and recorded != emb.model_id:
             if self._given_embedder:
-                raise EmbeddingMismatch(f"{li.path} was built with embedding model {recorded}, "
-                                        f"not {self.embedder.model_id}")
-            self.embedder = self._embedder_for(li.meta)
-        return self.embedder
+                raise EmbeddingMismatch(f"{li.path} was built with embedding model {recorded}, not {emb.model_id}")
+            emb = self.embedder = self._embedder_for(li.meta)
+        return emb
 
     def retrieve(self, query: str, overrides: Mapping[str, Any] | None = None) -> dict:
         query = check_query(query, self.settings)
