@@ -19,7 +19,7 @@ from dgrag.store import Store  # noqa: E402
 HERE = Path(__file__).resolve().parent
 FIXTURE_DOCS = HERE / "fixtures" / "docs"
 SHARED = HERE.parent.parent / "shared"
-CORPUS = SHARED / "corpus" / "arkui-x-docs"
+CORPUS = HERE.parent / "data" / "arkui-x-docs"  # the demo corpus shipped with the repo
 MUSIQUE = SHARED / "bench" / "musique"
 
 _real_connect = socket.socket.connect

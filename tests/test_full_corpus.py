@@ -14,7 +14,7 @@ from conftest import CORPUS
 from dgrag.cli import main
 from dgrag.store import Store
 
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus/arkui-x-docs is not present")
+pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="data/arkui-x-docs is not present")
 
 
 def test_index_the_whole_shared_corpus(tmp_path, openai_server_factory, monkeypatch, capsys):
