@@ -3,7 +3,6 @@ typed errors become gr.Error messages. Document text is rendered as sanitised Ma
 from __future__ import annotations
 
 import html
-import io
 import threading
 import time
 from pathlib import Path
@@ -87,11 +86,27 @@ def build_demo(service: Service):
 
 
 # ---- chat -----------------------------------------------------------------------------------
+def _text_of(content) -> str:
+    """A chat message's text: Gradio 6 hands content back as a list of typed parts."""
+    if isinstance(content, str):
+        return content
+    parts = content if isinstance(content, list) else [content]
+    return "".join(p.get("text", "") for p in parts if isinstance(p, dict) and p.get("type", "text") == "text")
+
+
+def _choices(found: list[dict]) -> list[tuple[str, str]]:
+    """The why-selector's entries: one per reference, as the list under the answer shows them."""
+    return [(f"{it['type']} · {it['breadcrumb']} ({it['id']})", it["id"])
+            for r in found for key in ("chunks", "codes", "tables", "images") for it in r.get(key, [])]
+
+
 def _chat_tab(gr, service: Service) -> None:
     chatbot = gr.Chatbot(label="Conversation", height=480, sanitize_html=True, elem_id="chatbot")
     with gr.Row():
         box = gr.Textbox(placeholder="Ask about the docs — 中文或英文", scale=5, show_label=False, elem_id="question")
         send = gr.Button("Send", variant="primary", scale=1, elem_id="send")
+        stop = gr.Button("Stop", variant="stop", scale=0, min_width=80, elem_id="stop")
+        retry = gr.Button("Retry", scale=0, min_width=80, elem_id="retry")
     with gr.Row():
         retrieval_only = gr.Checkbox(label="Retrieval only (no LLM)", value=False, elem_id="retrieval-only")
         method = gr.Radio(["diffusion", "ppr", "dense"], value="diffusion", label="Method")
@@ -100,16 +115,23 @@ def _chat_tab(gr, service: Service) -> None:
                    for name, lo, hi, step in SETTINGS_SLIDERS]
     gr.Examples(EXAMPLES, inputs=[box], label="Try (the last two span two pages)")
     refs = gr.Markdown(label="References", elem_id="references")
+    asked = gr.State({})  # node id -> [query, settings] of the search that found it, for "why"
+    with gr.Accordion("Why this reference? The walk that reached it", open=False, elem_id="why-panel") as panel:
+        with gr.Row():
+            pick = gr.Dropdown(choices=[], label="Reference", scale=4, elem_id="why-pick")
+            show = gr.Button("Show why", scale=1, elem_id="why-show")
+        why_text = gr.Markdown(elem_id="why-text")
+        why_plot = gr.Plot(show_label=False, elem_id="why-plot")
 
     def respond(message, history, only, meth, *values):
         history = list(history or [])
         if not message or not message.strip():
             raise gr.Error("Type a question first.")
-        past = [{"role": m["role"], "content": m["content"]} for m in history if isinstance(m.get("content"), str)]
+        past = [{"role": m["role"], "content": _text_of(m["content"])} for m in history]
         history += [{"role": "user", "content": message}, {"role": "assistant", "content": ""}]
-        answer, found, rounds = "", [], []
+        answer, found, rounds, config = "", [], [], _overrides(meth, values)
         try:
-            for ev in service.chat_events(message, past, True, not only, _overrides(meth, values)):
+            for ev in service.chat_events(message, past, True, not only, config):
                 if ev["type"] == "retrieval":
                     found.append(ev["result"])
                 elif ev["type"] == "round":  # the agent's searches: "searched for X, then for Y"
@@ -119,13 +141,61 @@ def _chat_tab(gr, service: Service) -> None:
                 pics = "\n\n".join(images_md(r) for r in found)
                 history[-1]["content"] = (searches_md(rounds) + answer
                                           + ("\n\n" + pics if pics and ev["type"] == "done" else ""))
-                yield history, "\n\n".join(references_md(r) for r in found), ""
+                yield history, "\n\n".join(references_md(r) for r in found), "", gr.skip()
         except Exception as exc:  # noqa: BLE001
             raise _err(exc) from None
+        yield gr.skip(), gr.skip(), gr.skip(), {it_id: [label, r["query"], config]
+                                               for r in found for label, it_id in _choices([r])}
 
-    inputs = [box, chatbot, retrieval_only, method, *sliders]
-    send.click(respond, inputs, [chatbot, refs, box], concurrency_limit=8, api_name="chat")
-    box.submit(respond, inputs, [chatbot, refs, box], concurrency_limit=8, api_name=False)
+    def last_question(history):
+        """Retry: the last question back in the box, its answer off the conversation."""
+        history = list(history or [])
+        while history and history[-1]["role"] != "user":
+            history.pop()
+        if not history:
+            raise gr.Error("Nothing to retry yet.")
+        return _text_of(history.pop()["content"]), history
+
+    def explain_ref(node_id, searched):
+        if not node_id or node_id not in (searched or {}):
+            raise gr.Error("Choose a reference first.")
+        _, query, config = searched[node_id]
+        fig, text = _explain(service, query, config, node_id)
+        return fig, text, gr.update(open=True)
+
+    def offer(searched):  # the why-selector lists the references of the last answer
+        return gr.update(choices=[(label, i) for i, (label, *_) in (searched or {}).items()], value=None)
+
+    # the State output stays out of the /chat API, whose outputs are (conversation, references, box)
+    inputs, outputs = [box, chatbot, retrieval_only, method, *sliders], [chatbot, refs, box, asked]
+    asking = [send.click(respond, inputs, outputs, concurrency_limit=8, api_name="chat"),
+              box.submit(respond, inputs, outputs, concurrency_limit=8, api_name=False),
+              retry.click(last_question, [chatbot], [box, chatbot], queue=False, api_name=False).then(
+                  respond, inputs, outputs, concurrency_limit=8, api_name=False)]
+    for ev in asking:
+        ev.then(offer, [asked], [pick], queue=False, api_name=False)
+    stop.click(None, None, None, cancels=asking, api_name=False)
+    show.click(explain_ref, [pick, asked], [why_plot, why_text, panel], concurrency_limit=4, api_name=False)
+
+
+def _explain(service: Service, query: str, config: dict, node_id: str):
+    """The diffusion's picture and "why" for one reference: the same question and settings
+    again, verbose (retrieval is deterministic on one snapshot, and keeping every answer's
+    trace would cost memory for a view most answers never open)."""
+    from .graph_picture import explain
+
+    try:
+        result = service.retrieve(query, {**config, "method": "diffusion", "verbose": True})
+    except Exception as exc:  # noqa: BLE001
+        raise _err(exc) from None
+    note = "" if config.get("method", "diffusion") == "diffusion" else \
+        f"_This reference came from {config['method']}; below is the diffusion's walk for the same search._\n\n"
+    ids = {it["id"] for key in ("chunks", "codes", "tables", "images") for it in result.get(key, [])}
+    if node_id not in ids:
+        fig, text = explain(service.settings.db_path, result)
+        return fig, note + f"_`{node_id}` is not among the diffusion's results for “{query}”; its walk:_\n\n" + text
+    fig, text = explain(service.settings.db_path, result, [node_id], limit=30)
+    return fig, note + f"Searched for “{query}”.\n\n" + text
 
 
 # ---- inspector --------------------------------------------------------------------------------
@@ -135,11 +205,14 @@ def _inspector_tab(gr, service: Service) -> None:
     with gr.Row():
         cols = {m: gr.Markdown(label=m, elem_id=f"inspect-{m}") for m in ("dense", "ppr", "diffusion")}
     with gr.Row():
-        picture = gr.Image(label="Diffusion: visited subgraph (red: paths to results)", type="pil",
-                           elem_id="subgraph")
-        stages = gr.JSON(label="Stage by stage (diffusion)")
+        picture = gr.Plot(label="Diffusion: the visited subgraph (red: the path from a seed to each result)",
+                          scale=3, elem_id="subgraph")
+        why = gr.Markdown(label="Why each result", elem_id="inspect-why")
+    stages = gr.JSON(label="Stage by stage (diffusion)")
 
     def inspect(question):
+        from .graph_picture import explain
+
         if not question or not question.strip():
             raise gr.Error("Type a question first.")
         try:
@@ -147,11 +220,11 @@ def _inspector_tab(gr, service: Service) -> None:
         except Exception as exc:  # noqa: BLE001
             raise _err(exc) from None
         mds = [_column_md(m, r) for m, r in results.items()]
-        trace = results["diffusion"].get("trace", {})
-        return (*mds, _subgraph_image(service, trace), _stage_summary(service, results["diffusion"]))
+        fig, text = explain(service.settings.db_path, results["diffusion"])
+        return (*mds, fig, "#### Why each diffusion result\n" + text, _stage_summary(service, results["diffusion"]))
 
-    go.click(inspect, [q], [*cols.values(), picture, stages], concurrency_limit=4, api_name="inspect")
-    q.submit(inspect, [q], [*cols.values(), picture, stages], concurrency_limit=4, api_name=False)
+    go.click(inspect, [q], [*cols.values(), picture, why, stages], concurrency_limit=4, api_name="inspect")
+    q.submit(inspect, [q], [*cols.values(), picture, why, stages], concurrency_limit=4, api_name=False)
 
 
 def _column_md(method: str, r: dict) -> str:
@@ -165,23 +238,6 @@ def _labels(service: Service, rowids: list[str]) -> dict[str, tuple[str, str]]:
 
     with Store(service.settings.db_path, readonly=True) as st:
         return {str(n["rowid"]): (n["id"], n["type"]) for n in st.nodes_by_rowids([int(r) for r in rowids])}
-
-
-def _subgraph_image(service: Service, trace: dict):
-    from PIL import Image
-
-    from .graph_picture import draw
-
-    st3 = trace.get("stage3", {})
-    visited = st3.get("visited", [])[:250]
-    if not visited:
-        return None
-    labels = _labels(service, visited)
-    keep = set(visited)
-    edges = [(a, b) for a, b in st3.get("edges", []) if a in keep and b in keep]
-    hot = {(p[i], p[i + 1]) for p in st3.get("paths", {}).values() for i in range(len(p) - 1)}
-    png = draw([(v, labels.get(v, ("?", "entity"))[1]) for v in visited], edges, hot)
-    return Image.open(io.BytesIO(png))
 
 
 def _stage_summary(service: Service, r: dict) -> dict:

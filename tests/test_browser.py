@@ -58,7 +58,7 @@ def test_ask_inspect_and_index_in_a_real_browser(live, page):
     page.locator("#inspect").click()
     page.wait_for_function("document.querySelector('#inspect-diffusion') && "
                            "document.querySelector('#inspect-diffusion').innerText.includes('chunk-')")
-    page.wait_for_function("[...document.querySelectorAll('#subgraph img')].some(i => i.naturalWidth > 0)")
+    page.wait_for_function("document.querySelector('#subgraph .js-plotly-plot .scatterlayer')")
     page.screenshot(path=str(ARTIFACTS / "inspector.png"), full_page=True)
     assert "stage3_spread" in _text(page, "#inspect-dense")
 

@@ -14,6 +14,7 @@ from ..kernels.diffusion import diffuse, path_to
 from ..kernels.graph_arrays import EDGE_TYPE_CODES, NODE_TYPE_CODES
 from ..kernels.ppr import ppr_igraph, ppr_scipy
 from ..kernels.ppr_push import ppr_push
+from .explain import PICTURE_NODES, picture_trace, seed_reasons
 from .loaded import LoadedIndex
 from .stages import Route, on_cosine_scale
 
@@ -107,9 +108,11 @@ def run_diffusion(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact:
              "paths": {n: path_to(res, n) for n in sorted(cited)}}
     if cfg.verbose:  # the inspector's picture; ~800 lookups a question otherwise thrown away
         trace.update(seeds=sorted(seeds.items(), key=lambda kv: -kv[1])[:60], mandatory=mandatory[:60],
-                     visited=res.visited[:400].tolist(),
-                     edges=[(int(res.parent[v]), int(v)) for v in res.visited[:400].tolist()
+                     visited=res.visited[:PICTURE_NODES].tolist(),
+                     edges=[(int(res.parent[v]), int(v)) for v in res.visited[:PICTURE_NODES].tolist()
                             if res.parent.get(v, -1) >= 0])
+        reasons = seed_reasons(li, facts, files, chunks, exact, cfg.fact_seed_k, cfg.file_seed_k)
+        trace.update(picture_trace(li, res, sim, trace["paths"], reasons))
     return Stage3(ranked, trace)
 
 

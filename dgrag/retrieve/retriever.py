@@ -15,6 +15,7 @@ from ..embed import embed_text
 from ..errors import DeadlineExceeded, DgragError, EmbeddingMismatch, QueryRejected
 from ..store import Store
 from .context import build_items, merge_context
+from .explain import rowid_trace
 from .loaded import IndexHandle, LoadedIndex
 from .methods import COLLECT, Stage3, earn_their_slot, run_dense, run_diffusion, run_ppr
 from .stages import Route, match_entities, recall_facts, recall_nodes, recall_nodes_sqlite_vec, rerank
@@ -227,16 +228,7 @@ class Retriever:
                                 "cosine": np.round(r.cosine[:30], 4).tolist(),
                                 "score": np.round(r.score[:30], 4).tolist()} for k, r in routes.items()},
                  "exact_entities": ids(exact)}
-        st = dict(stage3.trace)
-        for key in ("visited", "mandatory"):
-            if key in st:
-                st[key] = ids(st[key])
-        if "seeds" in st:
-            st["seeds"] = [(str(li.rowids[n]), w) for n, w in st["seeds"]]
-        if "edges" in st:
-            st["edges"] = [(str(li.rowids[a]), str(li.rowids[b])) for a, b in st["edges"]]
-        if "paths" in st:
-            st["paths"] = {str(li.rowids[n]): ids(p) for n, p in st["paths"].items()}
+        st = rowid_trace(li, stage3.trace)
         trace["stage3"] = st
         return trace
 

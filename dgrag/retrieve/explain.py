@@ -1,0 +1,91 @@
+"""What the inspector's picture and its "why" lines need from one diffusion, kept only when
+the request is verbose: how each seed was found, the type and cost of every edge walked, and
+each visited node's score. Built on graph indices; `rowid_trace` turns them into row ids, the
+names that outlive a reload of the graph."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from ..kernels.diffusion import DiffusionResult
+from ..kernels.graph_arrays import EDGE_TYPE_CODES, GraphArrays
+from .loaded import LoadedIndex
+from .stages import Route
+
+EDGE_NAMES = {code: name for name, code in EDGE_TYPE_CODES.items()}
+PICTURE_NODES = 400  # visited nodes kept for the picture, in expansion order
+
+
+def seed_reasons(li: LoadedIndex, facts: Route, files: Route, chunks: Route, exact: list[int],
+                 fact_seed_k: int, file_seed_k: int) -> dict[int, dict]:
+    """Why each seed is one, by graph index: {"via": "question", "similarity": cosine} for a
+    chunk or page the question's vector found, {"via": "name"} for an entity named in the
+    question, {"via": "fact", "fact": fact rowid, "similarity": cosine} for an entity of a
+    matched fact and {"via": "fact source", ...} for the chunk that fact was read from. The
+    most direct reason wins when a node has several."""
+    out: dict[int, dict] = {}
+    for n, c in zip(chunks.ids.tolist(), chunks.cosine.tolist()):
+        out.setdefault(int(n), {"via": "question", "similarity": round(float(c), 4)})
+    for n, c in zip(files.ids[:file_seed_k].tolist(), files.cosine[:file_seed_k].tolist()):
+        out.setdefault(int(n), {"via": "question", "similarity": round(float(c), 4)})
+    for e in exact:
+        out.setdefault(int(e), {"via": "name"})
+    top = facts.ids[:fact_seed_k]
+    for pos, c in zip(top.tolist(), facts.cosine[:fact_seed_k].tolist()):
+        why = {"fact": int(li.fact_rowids[pos]), "similarity": round(float(c), 4)}
+        for e in (int(li.fact_head[pos]), int(li.fact_tail[pos])):
+            if e >= 0:
+                out.setdefault(e, {"via": "fact", **why})
+        if int(li.fact_chunk[pos]) >= 0:
+            out.setdefault(int(li.fact_chunk[pos]), {"via": "fact source", **why})
+    return out
+
+
+def hop(ga: GraphArrays, a: int, b: int) -> tuple[str, float]:
+    """(edge type, traversal cost) of the edge a-b; the graph keeps one edge per pair."""
+    lo, hi = int(ga.indptr[a]), int(ga.indptr[a + 1])
+    j = np.flatnonzero(ga.indices[lo:hi] == b)
+    if not j.size:
+        return "other", float("nan")
+    return EDGE_NAMES.get(int(ga.etype[lo + j[0]]), "other"), round(float(ga.cost[lo + j[0]]), 4)
+
+
+def picture_trace(li: LoadedIndex, res: DiffusionResult, sim: np.ndarray, paths: Mapping[int, list[int]],
+                  reasons: dict[int, dict]) -> dict:
+    """The verbose trace's picture fields: `hops` [parent, child, edge type, cost] for the
+    expansion tree of the first PICTURE_NODES visited nodes and every path to a result,
+    `score` and `similarity` per node of either, `seed_why` for the seeds among them."""
+    visited = res.visited[:PICTURE_NODES].tolist()
+    pairs = {(int(res.parent[v]), int(v)) for v in visited if res.parent.get(v, -1) >= 0}
+    for p in paths.values():
+        pairs.update(zip(p, p[1:]))
+    hops = [[a, b, *hop(li.ga, a, b)] for a, b in sorted(pairs)]
+    nodes = set(visited) | {n for p in paths.values() for n in p}
+    return {"hops": hops,
+            "score": {n: round(float(res.node_score[n]), 4) for n in sorted(nodes) if n in res.node_score},
+            "similarity": {n: round(float(sim[n]), 4) for n in sorted(nodes)},
+            "seed_why": {n: r for n, r in reasons.items() if n in nodes}}
+
+
+def rowid_trace(li: LoadedIndex, st: dict) -> dict:
+    """The stage-3 trace with every graph index replaced by its node's row id (a string)."""
+    def rid(n) -> str:
+        return str(li.rowids[int(n)])
+
+    st = dict(st)
+    for key in ("visited", "mandatory"):
+        if key in st:
+            st[key] = [rid(n) for n in st[key]]
+    if "seeds" in st:
+        st["seeds"] = [(rid(n), w) for n, w in st["seeds"]]
+    if "edges" in st:
+        st["edges"] = [(rid(a), rid(b)) for a, b in st["edges"]]
+    if "paths" in st:
+        st["paths"] = {rid(n): [rid(x) for x in p] for n, p in st["paths"].items()}
+    if "hops" in st:
+        st["hops"] = [[rid(a), rid(b), t, c] for a, b, t, c in st["hops"]]
+    for key in ("score", "similarity", "seed_why"):
+        if key in st:
+            st[key] = {rid(n): v for n, v in st[key].items()}
+    return st
