@@ -144,8 +144,9 @@ def _chat_tab(gr, service: Service) -> None:
                 yield history, "\n\n".join(references_md(r) for r in found), "", gr.skip()
         except Exception as exc:  # noqa: BLE001
             raise _err(exc) from None
-        yield gr.skip(), gr.skip(), gr.skip(), {it_id: [label, r["query"], config]
-                                               for r in found for label, it_id in _choices([r])}
+        # the last values again, not gr.skip(): an API client reads its result from this one
+        yield history, "\n\n".join(references_md(r) for r in found), "", {
+            it_id: [label, r["query"], config] for r in found for label, it_id in _choices([r])}
 
     def last_question(history):
         """Retry: the last question back in the box, its answer off the conversation."""
