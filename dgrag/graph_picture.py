@@ -110,9 +110,11 @@ def _hops(stage3: dict) -> dict[tuple[str, str], tuple[str, float]]:
 
 
 def _chosen(stage3: dict, targets: list[str], limit: int) -> list[str]:
-    """Row ids to draw, at most `limit` (or the targets, if more): the paths to `targets`,
-    then the walk's tree around them (visited nodes whose parent or child is drawn), then
-    what the walk expanded first anywhere, each in expansion order."""
+    """Row ids to draw, at most `limit` (or the targets, if more): the paths to `targets`;
+    then the walk's tree around them (visited nodes whose parent or child is drawn); then,
+    while there is room, the next subtree the walk grew elsewhere, so that the rest of the
+    picture shows hops too, not a grid of lone seeds; lone seeds last. Expansion order
+    throughout."""
     keep: dict[str, None] = {}
     for t in targets:
         for n in stage3.get("paths", {}).get(t, [t]):
@@ -122,20 +124,30 @@ def _chosen(stage3: dict, targets: list[str], limit: int) -> list[str]:
         adjacent.setdefault(a, set()).add(b)
         adjacent.setdefault(b, set()).add(a)
     visited = stage3.get("visited", [])
+    while len(keep) < limit:
+        _grow(keep, visited, adjacent, limit)
+        start = next((v for v in visited if v not in keep and v in adjacent), None)
+        if start is None or len(keep) >= limit:
+            break
+        keep[start] = None
+    for v in visited:
+        if len(keep) >= limit:
+            break
+        keep.setdefault(v, None)
+    return list(keep)[:max(limit, len(targets))]
+
+
+def _grow(keep: dict[str, None], visited: list[str], adjacent: dict[str, set[str]], limit: int) -> None:
+    """Add visited nodes joined to a kept one by a tree edge, until none is left or `limit`."""
     grew = True
     while grew and len(keep) < limit:
         grew = False
         for v in visited:
             if len(keep) >= limit:
-                break
+                return
             if v not in keep and adjacent.get(v, set()) & keep.keys():
                 keep[v] = None
                 grew = True
-    for v in visited[:max(0, limit)]:
-        if len(keep) >= limit:
-            break
-        keep.setdefault(v, None)
-    return list(keep)[:max(limit, len(targets))]
 
 
 def picture(stage3: dict, nodes: dict[str, dict], facts: dict[int, dict], targets: list[str],

@@ -123,6 +123,25 @@ def _chat_tab(gr, service: Service) -> None:
         why_text = gr.Markdown(elem_id="why-text")
         why_plot = gr.Plot(show_label=False, elem_id="why-plot")
 
+    # the State output stays out of the /chat API, whose outputs are (conversation, references, box)
+    inputs, outputs = [box, chatbot, retrieval_only, method, *sliders], [chatbot, refs, box, asked]
+    respond = _responder(service)
+    asking = [send.click(respond, inputs, outputs, concurrency_limit=8, api_name="chat"),
+              box.submit(respond, inputs, outputs, concurrency_limit=8, api_name=False),
+              retry.click(_last_question, [chatbot], [box, chatbot], queue=False, api_name=False).then(
+                  respond, inputs, outputs, concurrency_limit=8, api_name=False)]
+    for ev in asking:
+        ev.then(_offer, [asked], [pick], queue=False, api_name=False)
+    stop.click(None, None, None, cancels=asking, api_name=False)
+    show.click(_why_opener(service), [pick, asked], [why_plot, why_text, panel], concurrency_limit=4,
+               api_name=False)
+
+
+def _responder(service: Service):
+    """The chat's handler: streams (conversation, references, box), then the references'
+    searches for the why-selector."""
+    import gradio as gr
+
     def respond(message, history, only, meth, *values):
         history = list(history or [])
         if not message or not message.strip():
@@ -148,35 +167,39 @@ def _chat_tab(gr, service: Service) -> None:
         yield history, "\n\n".join(references_md(r) for r in found), "", {
             it_id: [label, r["query"], config] for r in found for label, it_id in _choices([r])}
 
-    def last_question(history):
-        """Retry: the last question back in the box, its answer off the conversation."""
-        history = list(history or [])
-        while history and history[-1]["role"] != "user":
-            history.pop()
-        if not history:
-            raise gr.Error("Nothing to retry yet.")
-        return _text_of(history.pop()["content"]), history
+    return respond
 
-    def explain_ref(node_id, searched):
+
+def _last_question(history):
+    """Retry: the last question back in the box, its answer off the conversation."""
+    import gradio as gr
+
+    history = list(history or [])
+    while history and history[-1]["role"] != "user":
+        history.pop()
+    if not history:
+        raise gr.Error("Nothing to retry yet.")
+    return _text_of(history.pop()["content"]), history
+
+
+def _offer(searched):
+    """The why-selector lists the references of the last answer."""
+    import gradio as gr
+
+    return gr.update(choices=[(label, i) for i, (label, *_) in (searched or {}).items()], value=None)
+
+
+def _why_opener(service: Service):
+    import gradio as gr
+
+    def open_why(node_id, searched):
         if not node_id or node_id not in (searched or {}):
             raise gr.Error("Choose a reference first.")
         _, query, config = searched[node_id]
         fig, text = _explain(service, query, config, node_id)
         return fig, text, gr.update(open=True)
 
-    def offer(searched):  # the why-selector lists the references of the last answer
-        return gr.update(choices=[(label, i) for i, (label, *_) in (searched or {}).items()], value=None)
-
-    # the State output stays out of the /chat API, whose outputs are (conversation, references, box)
-    inputs, outputs = [box, chatbot, retrieval_only, method, *sliders], [chatbot, refs, box, asked]
-    asking = [send.click(respond, inputs, outputs, concurrency_limit=8, api_name="chat"),
-              box.submit(respond, inputs, outputs, concurrency_limit=8, api_name=False),
-              retry.click(last_question, [chatbot], [box, chatbot], queue=False, api_name=False).then(
-                  respond, inputs, outputs, concurrency_limit=8, api_name=False)]
-    for ev in asking:
-        ev.then(offer, [asked], [pick], queue=False, api_name=False)
-    stop.click(None, None, None, cancels=asking, api_name=False)
-    show.click(explain_ref, [pick, asked], [why_plot, why_text, panel], concurrency_limit=4, api_name=False)
+    return open_why
 
 
 def _explain(service: Service, query: str, config: dict, node_id: str):

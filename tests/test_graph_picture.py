@@ -69,15 +69,18 @@ def test_why_for_a_fact_source_a_missing_fact_and_no_path():
 
 def test_the_picture_draws_paths_first_and_highlights_only_them():
     pic = gp.picture(TRACE, NODES, FACTS, ["4", "6"], limit=6)
-    # the two paths, then the tree around them, then what the walk expanded first
-    assert pic.nodes == ["2", "4", "5", "6", "1", "8"]
-    assert pic.kinds == {"2": "entity", "4": "chunk", "5": "chunk", "6": "code", "1": "entity", "8": "entity"}
-    assert pic.labels["4"] == "Router / pushUrl" and pic.labels["1"] == "Router"
+    # the two paths, then the next subtree the walk grew (8 -> 9), before any lone seed (1)
+    assert pic.nodes == ["2", "4", "5", "6", "8", "9"]
+    assert pic.kinds == {"2": "entity", "4": "chunk", "5": "chunk", "6": "code", "8": "entity", "9": "entity"}
+    assert pic.labels["4"] == "Router / pushUrl" and pic.labels["8"] == "@State"
     assert pic.targets == ["4", "6"]
     assert pic.edges == [gp.Edge("2", "4", "passage", 0.2, "passage 0.20", True),
                          gp.Edge("5", "6", "contains", 0.3, "contains 0.30", True),
-                         gp.Edge("1", "2", "fact", pic.edges[2].cost, "uses", False)]
-    assert math.isnan(pic.edges[2].cost)
+                         gp.Edge("8", "9", "synonymy", 0.12, "synonymy 0.12", False)]
+    seven = gp.picture(TRACE, NODES, FACTS, ["4", "6"], limit=8)
+    assert seven.nodes == ["2", "4", "5", "6", "8", "9", "10", "1"]  # then the lone seeds
+    assert seven.edges[-1] == gp.Edge("1", "2", "fact", seven.edges[-1].cost, "uses", False)
+    assert math.isnan(seven.edges[-1].cost)
     assert "walk score 0.612 · similarity 0.751" in pic.hover["4"]
     assert "&lt;b&gt;now&lt;/b&gt;" in pic.hover["2"]  # document text is shown, not rendered
     wide = gp.picture(TRACE, NODES, FACTS, ["10"], limit=60)
@@ -144,7 +147,7 @@ def test_on_the_excerpt_explain_draws_every_result_or_the_chosen_one(touch):
     assert text.startswith(f"- `{image['id']}`: chunk “Touch Event / Example”")
     by_name = {t.name: t for t in fig.data}
     assert list(by_name["path labels"].text) == ["contains 0.30"]
-    assert list(by_name["image"].marker.size) == [18]
+    assert list(by_name["image"].marker.size).count(18) == 1  # only the chosen result is drawn larger
     assert sum(len(by_name[k].x) for k in gp.COLOURS if k in by_name) == 30
     assert gp.explain(settings.db_path, {**result, "trace": {}}) == (
         None, "_Nothing to explain: run a diffusion retrieval that returns results._")
