@@ -151,3 +151,15 @@ def test_on_the_excerpt_explain_draws_every_result_or_the_chosen_one(touch):
     assert sum(len(by_name[k].x) for k in gp.COLOURS if k in by_name) == 30
     assert gp.explain(settings.db_path, {**result, "trace": {}}) == (
         None, "_Nothing to explain: run a diffusion retrieval that returns results._")
+
+
+def test_both_diffusion_engines_record_the_same_picture_fields(fixture_index, embedder, touch):
+    from dgrag.retrieve.retriever import Retriever
+
+    settings, compiled = touch
+    reference = Retriever(settings, embedder=embedder).retrieve(
+        "touch event TouchType Down", {"verbose": True, "spread_engine": "python"})
+    a, b = compiled["trace"]["stage3"], reference["trace"]["stage3"]
+    assert len(a["hops"]) > 100 and len(a["score"]) == len(a["visited"])
+    for key in ("hops", "score", "similarity", "seed_why", "paths"):
+        assert a[key] == b[key], key

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..kernels.diffusion import DiffusionResult
+from ..kernels.diffusion import DiffusionResult, LazyMap
 from ..kernels.graph_arrays import EDGE_TYPE_CODES, GraphArrays
 from .loaded import LoadedIndex
 from .stages import Route
@@ -42,13 +42,28 @@ def seed_reasons(li: LoadedIndex, facts: Route, files: Route, chunks: Route, exa
     return out
 
 
-def hop(ga: GraphArrays, a: int, b: int) -> tuple[str, float]:
-    """(edge type, traversal cost) of the edge a-b; the graph keeps one edge per pair."""
-    lo, hi = int(ga.indptr[a]), int(ga.indptr[a + 1])
-    j = np.flatnonzero(ga.indices[lo:hi] == b)
-    if not j.size:
-        return "other", float("nan")
-    return EDGE_NAMES.get(int(ga.etype[lo + j[0]]), "other"), round(float(ga.cost[lo + j[0]]), 4)
+def hops(ga: GraphArrays, pairs: list[tuple[int, int]]) -> list[list]:
+    """[a, b, edge type, traversal cost] of each edge a-b (the graph keeps one edge per pair);
+    each row read once, as a tree repeats its parents."""
+    rows: dict[int, dict[int, int]] = {}
+    out = []
+    for a, b in pairs:
+        if a not in rows:
+            lo, hi = int(ga.indptr[a]), int(ga.indptr[a + 1])
+            rows[a] = {int(c): lo + j for j, c in enumerate(ga.indices[lo:hi].tolist())}
+        e = rows[a].get(b)
+        out.append([a, b, "other", float("nan")] if e is None else
+                   [a, b, EDGE_NAMES.get(int(ga.etype[e]), "other"), round(float(ga.cost[e]), 4)])
+    return out
+
+
+def _values(m: Mapping[int, float], keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(found, value) of each key: one vectorised search over the compiled walk's arrays."""
+    if isinstance(m, LazyMap):
+        pos = m.index.positions(keys)
+        return pos >= 0, np.asarray(m.values)[np.maximum(pos, 0)]
+    found = np.array([int(k) in m for k in keys.tolist()], dtype=bool)
+    return found, np.array([m.get(int(k), 0) for k in keys.tolist()])
 
 
 def picture_trace(li: LoadedIndex, res: DiffusionResult, sim: np.ndarray, paths: Mapping[int, list[int]],
@@ -56,16 +71,19 @@ def picture_trace(li: LoadedIndex, res: DiffusionResult, sim: np.ndarray, paths:
     """The verbose trace's picture fields: `hops` [parent, child, edge type, cost] for the
     expansion tree of the first PICTURE_NODES visited nodes and every path to a result,
     `score` and `similarity` per node of either, `seed_why` for the seeds among them."""
-    visited = res.visited[:PICTURE_NODES].tolist()
-    pairs = {(int(res.parent[v]), int(v)) for v in visited if res.parent.get(v, -1) >= 0}
+    visited = np.asarray(res.visited[:PICTURE_NODES], dtype=np.int64)
+    has, parent = _values(res.parent, visited)
+    keep = has & (parent >= 0)
+    pairs = set(zip(parent[keep].astype(np.int64).tolist(), visited[keep].tolist()))
     for p in paths.values():
         pairs.update(zip(p, p[1:]))
-    hops = [[a, b, *hop(li.ga, a, b)] for a, b in sorted(pairs)]
-    nodes = set(visited) | {n for p in paths.values() for n in p}
-    return {"hops": hops,
-            "score": {n: round(float(res.node_score[n]), 4) for n in sorted(nodes) if n in res.node_score},
-            "similarity": {n: round(float(sim[n]), 4) for n in sorted(nodes)},
-            "seed_why": {n: r for n, r in reasons.items() if n in nodes}}
+    nodes = np.array(sorted(set(visited.tolist()) | {n for p in paths.values() for n in p}), dtype=np.int64)
+    has, score = _values(res.node_score, nodes)
+    drawn = set(nodes.tolist())
+    return {"hops": hops(li.ga, sorted(pairs)),
+            "score": dict(zip(nodes[has].tolist(), np.round(score[has].astype(np.float64), 4).tolist())),
+            "similarity": dict(zip(nodes.tolist(), np.round(sim[nodes], 4).tolist())),
+            "seed_why": {n: r for n, r in reasons.items() if n in drawn}}
 
 
 def rowid_trace(li: LoadedIndex, st: dict) -> dict:
