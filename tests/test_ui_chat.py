@@ -1,5 +1,8 @@
-"""The chat's helpers that need no server: the text of a Gradio 6 message, and Retry's cut."""
+"""The chat's helpers: the text of a Gradio 6 message, Retry's cut, the why view for any
+reference, and a follow-up that reaches the model with the conversation."""
 from __future__ import annotations
+
+import json
 
 import gradio as gr
 import pytest
@@ -40,3 +43,27 @@ def test_why_for_a_reference_found_by_another_method_shows_the_diffusions_walk(i
     assert "_`chunk-not-there` is not among the diffusion's results for “touch event TouchType Down”; its walk:_" in text
     assert text.count("\n- `") == len([it for k in ("chunks", "codes", "tables", "images")  # one line each
                                       for it in service.retrieve("touch event TouchType Down")[k]])
+
+
+def test_a_follow_up_in_the_ui_reaches_the_model_with_the_conversation(tmp_path, fixture_index, openai_server_factory):
+    """Gradio 6 hands the conversation back as typed parts: their text must reach the agent,
+    which rewrites a follow-up from it (before, the history arrived empty)."""
+    from gradio_client import Client
+
+    from app_server import app_settings, start_app
+
+    server = openai_server_factory(lambda request: "How do I run the new app with ACE Tools?")
+    app = start_app(app_settings(tmp_path, fixture_index, llm_base_url=server.base_url, llm_model="chat",
+                                 llm_timeout_s=10, llm_max_retries=0, chat_images="off"))
+    try:
+        client = Client(app.url + "/", verbose=False)
+        before = [{"role": "user", "content": [{"type": "text", "text": "How do I create an app with ACE Tools?"}]},
+                  {"role": "assistant", "content": [{"type": "text", "text": "Run ace create [1]."}]}]
+        history, refs, _ = client.predict("And how do I run it?", before, False, "diffusion",
+                                          10, 2, 2, 2, 50, 100, 2.0, 12000, 0.5, api_name="/chat")
+    finally:
+        app.stop()
+    prompts = [json.dumps(r["json"], ensure_ascii=False) for r in server.requests if r["path"].endswith("/completions")]
+    rewrite = [p for p in prompts if "And how do I run it?" in p and "How do I create an app with ACE Tools?" in p]
+    assert rewrite and "Run ace create [1]." in rewrite[0]
+    assert len(history) == 4 and "chunk-" in refs
