@@ -1,7 +1,7 @@
 """The inspector's picture of one diffusion and the plain-language "why" of each result.
 
 `picture` picks a bounded subgraph out of a verbose retrieval trace (the paths to the chosen
-results first, then the nodes the walk expanded next to them), `figure` draws it with plotly
+results first, then the walk's tree around them, then its other subtrees), `figure` draws it with plotly
 (an interactive figure that gr.Plot renders with the plotly.js Gradio ships: no CDN), laid out
 by igraph, and `why` tells in one line how the walk reached a result. Everything but
 `describe` and `figure` is pure, on the trace's row ids and the node rows."""
