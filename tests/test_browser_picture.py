@@ -5,7 +5,6 @@ Retry asks the last question again, and the chat opens the picture for a chosen 
 Screenshots are kept under tests/artifacts/."""
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -82,7 +81,8 @@ def test_the_inspector_draws_the_walk_with_labels_a_path_and_why(live, page):
     assert any(t.startswith("contains 0.30") for t in labels)  # a highlighted hop says its type and cost
     why = page.locator("#inspect-why").inner_text()
     assert "(contains 0.30) · path cost 0.30 · walk score" in why
-    point = page.locator("#subgraph .scatterlayer .trace").filter(has=page.locator("text", has_text="Touch Event / TouchObject"))
+    point = page.locator("#subgraph .scatterlayer .trace").filter(
+        has=page.locator("text", has_text="Touch Event / TouchObject"))
     point.locator("path.point").first.hover(force=True)
     page.wait_for_function("document.querySelector('#subgraph .hoverlayer') && "
                            "document.querySelector('#subgraph .hoverlayer').textContent.includes('walk score')")

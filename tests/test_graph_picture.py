@@ -35,7 +35,8 @@ TRACE = {
              ["9", "10", "passage", 0.2]],
     "score": {"2": 0.61, "4": 0.6123, "5": 0.8312, "6": 0.55, "10": 0.4, "1": 0.5, "8": 0.7, "9": 0.6, "7": 0.3},
     "similarity": {"4": 0.7512, "5": 0.8312},
-    "seed_why": {"1": {"via": "fact", "fact": 31, "similarity": 0.71}, "2": {"via": "fact", "fact": 31, "similarity": 0.71},
+    "seed_why": {"1": {"via": "fact", "fact": 31, "similarity": 0.71},
+                 "2": {"via": "fact", "fact": 31, "similarity": 0.71},
                  "5": {"via": "question", "similarity": 0.8312}, "7": {"via": "question", "similarity": 0.6},
                  "8": {"via": "name"}},
 }

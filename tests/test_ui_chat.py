@@ -12,7 +12,8 @@ from dgrag.ui import _last_question, _text_of
 
 def test_a_gradio_6_message_gives_its_text_back():
     assert _text_of("plain") == "plain"
-    assert _text_of([{"type": "text", "text": "如何"}, {"type": "file", "file": "x.png"}, {"text": "？"}]) == "如何？"
+    parts = [{"type": "text", "text": "如何"}, {"type": "file", "file": "x.png"}, {"text": "？"}]
+    assert _text_of(parts) == "如何？"
     assert _text_of({"type": "text", "text": "one part"}) == "one part"
 
 
@@ -40,7 +41,8 @@ def test_why_for_a_reference_found_by_another_method_shows_the_diffusions_walk(i
     assert f"- `{image}`: chunk “Touch Event / Example” matched the question directly" in text
     assert "path to a result" in {t.name for t in fig.data}
     fig, text = _explain(service, "touch event TouchType Down", {"method": "diffusion"}, "chunk-not-there")
-    assert "_`chunk-not-there` is not among the diffusion's results for “touch event TouchType Down”; its walk:_" in text
+    assert ("_`chunk-not-there` is not among the diffusion's results for “touch event TouchType Down”; "
+            "its walk:_") in text
     assert text.count("\n- `") == len([it for k in ("chunks", "codes", "tables", "images")  # one line each
                                       for it in service.retrieve("touch event TouchType Down")[k]])
 
