@@ -79,7 +79,8 @@ class Timing(BaseModel):
     """Seconds per stage."""
 
     model_config = ConfigDict(extra="allow")
-    stage1_embedding: float = 0.0
+    stage1_query_embedding: float = Field(0.0, description="embedding the query")
+    stage1_recall: float = Field(0.0, description="vector recall on the fact, file and chunk routes, exact entity names")
     stage2_rerank: float = 0.0
     stage3_spread: float = 0.0
     stage4_final_rerank: float = 0.0
@@ -208,10 +209,7 @@ def build_api(service: Service):
 
     @app.post("/retrieve", response_model=RetrieveResponse, responses=_ERRORS)
     def retrieve(body: RetrieveRequest) -> dict:
-        res = service.retrieve(body.query, body.retrieval_config)
-        return {**res, "rag_context": res["context"], "rag_chunks_count": len(res["chunks"]),
-                "rag_codes_count": len(res["codes"]), "rag_tables_count": len(res["tables"]),
-                "rag_images_count": len(res["images"])}
+        return service.retrieve(body.query, body.retrieval_config)  # RetrievalResult.to_api()
 
     @app.post("/chat", response_model=ChatResponse, responses=_ERRORS)
     def chat(body: ChatRequest) -> dict:

@@ -14,7 +14,7 @@ from dgrag.retrieve.loaded import IndexHandle
 from dgrag.retrieve.retriever import Retriever
 from dgrag.store import Store
 
-TIMING = {"stage1_embedding", "stage2_rerank", "stage3_spread", "stage4_final_rerank", "stage4_merge", "rag_total"}
+TIMING = {"stage1_query_embedding", "stage1_recall", "stage2_rerank", "stage3_spread", "stage4_final_rerank", "stage4_merge", "rag_total"}
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,174 @@
+"""The plain data every layer speaks: rows out of the store and what retrieval passes around.
+
+Frozen dataclasses with no behaviour beyond small conversions, so that the store, retrieval,
+the agent and the edges agree on field names in one place. Nothing here imports dgrag.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Mapping
+
+import numpy as np
+
+SECTIONS = ("chunks", "codes", "tables", "images")  # the result lists, in the seed's order
+SECTION_OF = {"chunk": "chunks", "code": "codes", "table": "tables", "image": "images"}
+# seconds per stage, in the order they run; the public `timing` object has these keys
+TIMINGS = ("stage1_query_embedding", "stage1_recall", "stage2_rerank", "stage3_spread",
+           "stage4_final_rerank", "stage4_merge", "rag_total")
+
+
+# ---- rows of the index file ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class Node:
+    """One row of `nodes`. `meta` holds per-type extras (image sha/size, code language,
+    corpus_idx); a chunk's prose without its context lines is `prose`."""
+    rowid: int
+    id: str
+    type: str
+    text: str = ""
+    summary: str | None = None
+    summary_source: str | None = None
+    breadcrumb: str = ""
+    source_path: str | None = None
+    line_start: int | None = None
+    line_end: int | None = None
+    source_url: str | None = None
+    language: str | None = None
+    content_hash: str | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Edge:
+    """One row of `edges`: stored once per pair, read as undirected by the graph."""
+    src: int
+    dst: int
+    type: str
+    weight: float = 1.0
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One OpenIE triple of `facts`: entity rowids `head` and `tail`, its source `chunk`."""
+    rowid: int
+    head: int
+    relation: str
+    tail: int
+    text: str
+    chunk: int
+    source: str
+
+
+# ---- retrieval --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Route:
+    """One recall route after stage 1 (and 2): candidates best first.
+
+    `positions` index the loaded snapshot's arrays of the route's table: for the node kinds
+    (file, chunk, code, ...) they are graph node indices (`li.rowids[p]` is the store rowid);
+    for kind "fact" they are fact positions (`li.fact_rowids[p]`). `rowids()` resolves either.
+    `score` is the rerank score (the cosine until stage 2 sets it)."""
+    kind: str
+    positions: np.ndarray
+    cosine: np.ndarray
+    score: np.ndarray = None  # type: ignore[assignment]
+
+    def __post_init__(self):
+        if self.score is None:
+            object.__setattr__(self, "score", self.cosine.astype(np.float64))
+
+    @property
+    def size(self) -> int:
+        return int(self.positions.size)
+
+    def top(self, k: int) -> "Route":
+        order = np.argsort(-self.score, kind="stable")[:k]
+        return Route(self.kind, self.positions[order], self.cosine[order], self.score[order])
+
+    def rowids(self, li, k: int | None = None) -> list[int]:
+        """Store rowids of the first k candidates (nodes or facts, by kind)."""
+        table = li.fact_rowids if self.kind == "fact" else li.rowids
+        return table[self.positions[:k]].tolist()
+
+
+@dataclass(frozen=True)
+class Stage3Result:
+    """What stage 3 hands to stage 4: per collectable kind, (graph index, score) best first;
+    the graph path (graph indices) that reached each cited node, None for the methods that draw
+    no paths (ppr, dense); and a trace for display."""
+    ranked: Mapping[str, list[tuple[int, float]]]
+    paths: Mapping[int, list[int]] | None = None
+    trace: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One retrieved node as the result lists show it (`to_api()` is the seed's item)."""
+    id: str
+    type: str
+    score: float
+    breadcrumb: str = ""
+    source_url: str | None = None
+    source_path: str | None = None
+    line_start: int | None = None
+    line_end: int | None = None
+    language: str | None = None
+    summary: str = ""
+    text: str = ""
+    corpus_idx: Any = None  # passages imported from a benchmark corpus only
+    code_language: str | None = None  # code only
+    image: Mapping[str, Any] | None = None  # images only: sha, width, height, alt, page
+    graph_path_rowids: tuple[str, ...] = ()
+
+    @property
+    def image_url(self) -> str | None:
+        return f"/images/{self.image.get('sha')}" if self.image is not None else None
+
+    def to_api(self) -> dict:
+        item = {"id": self.id, "type": self.type, "score": self.score, "breadcrumb": self.breadcrumb,
+                "source_url": self.source_url, "source_path": self.source_path, "line_start": self.line_start,
+                "line_end": self.line_end, "language": self.language, "summary": self.summary, "text": self.text}
+        if self.corpus_idx is not None:
+            item["corpus_idx"] = self.corpus_idx
+        if self.code_language is not None:
+            item["code_language"] = self.code_language
+        if self.image is not None:
+            item.update(image_sha=self.image.get("sha"), width=self.image.get("width"),
+                        height=self.image.get("height"), alt=self.image.get("alt", ""), page=self.image.get("page"),
+                        image_url=self.image_url)
+        if self.graph_path_rowids:
+            item["graph_path_rowids"] = list(self.graph_path_rowids)
+        return item
+
+
+@dataclass(frozen=True)
+class RetrievalResult:
+    """One answered retrieval request. `to_api()` is the seed's JSON, built here only."""
+    query: str
+    method: str
+    references: Mapping[str, tuple[Reference, ...]]  # by section: chunks, codes, tables, images
+    context: str
+    timing: Mapping[str, float]
+    trace: Mapping[str, Any] | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "references", MappingProxyType(
+            {s: tuple(self.references.get(s, ())) for s in SECTIONS}))
+
+    @property
+    def chunks(self) -> tuple[Reference, ...]:
+        return self.references["chunks"]
+
+    def all_references(self) -> list[Reference]:
+        return [r for s in SECTIONS for r in self.references[s]]
+
+    def to_api(self) -> dict:
+        out = {"query": self.query, "method": self.method,
+               **{s: [r.to_api() for r in self.references[s]] for s in SECTIONS},
+               "context": self.context, "rag_context": self.context,
+               **{f"rag_{s}_count": len(self.references[s]) for s in SECTIONS},
+               "timing": dict(self.timing)}
+        if self.trace is not None:
+            out["trace"] = dict(self.trace)
+        return out
