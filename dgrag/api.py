@@ -232,7 +232,7 @@ def build_api(service: Service):
         if not sha.isalnum() or len(sha) != 64:
             return JSONResponse({"error": "bad image id"}, status_code=400)
         with Store(service.settings.db_path, readonly=True) as st:
-            found = st.image_bytes(sha)
+            found = st.images.data(sha)
         if found is None:
             return JSONResponse({"error": "no such image"}, status_code=404)
         data, fmt = found

@@ -141,7 +141,7 @@ class Service:
         from .store import Store
 
         with Store(self.settings.db_path, readonly=True) as st:
-            return {**st.stats(), "enrichment": st.enrich_counts(), "skipped_files": st.skipped_files()[:50]}
+            return {**st.stats(), "enrichment": st.logs.enrich_counts(), "skipped_files": st.logs.skipped_files()[:50]}
 
     # ---- answering ----------------------------------------------------------------------
     def check_request(self, query, config: dict | None = None) -> str:
@@ -263,7 +263,7 @@ class Service:
                 raise IndexFileError("the uploaded file fails SQLite's integrity check")
             # the file decides the model (a server started with an explicit other one refuses it);
             # it must be one this server can load, at the recorded dimension
-            emb = make_embedder(resolve_embedder(self.settings, st.all_meta(), "the uploaded file"), role="query")
+            emb = make_embedder(resolve_embedder(self.settings, st.meta.items(), "the uploaded file"), role="query")
             st.check_embedder(emb.model_id, emb.dim)
             stats = st.stats()
         target = Path(self.settings.db_path)

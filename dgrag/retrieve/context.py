@@ -20,7 +20,7 @@ def build_references(store: Store, li: LoadedIndex, finals: dict[str, list[tuple
     out: dict[str, list[Reference]] = {}
     for kind, ranked in finals.items():
         rowids = [int(li.rowids[i]) for i, _ in ranked]
-        nodes = {n["rowid"]: n for n in store.nodes_by_rowids(rowids)}
+        nodes = {n["rowid"]: n for n in store.nodes.by_rowids(rowids)}
         out[SECTION_OF[kind]] = [_reference(nodes[rowid], score, tuple(str(li.rowids[p]) for p in paths.get(idx, ())))
                                  for (idx, score), rowid in zip(ranked, rowids) if rowid in nodes]
     return out

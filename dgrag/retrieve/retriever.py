@@ -160,12 +160,12 @@ class Retriever:
         top_k = {"fact": cfg.fact_top_k, "file": cfg.file_top_k, "chunk": cfg.chunk_top_k}
         for kind, route in routes.items():
             if kind == "fact":
-                texts = [f["text"] for f in store.facts_by_rowids(route.rowids(li))]
+                texts = [f.text for f in store.semantic.facts_by_rowids(route.rowids(li))]
                 if len(texts) != route.size:  # the file changed under the snapshot: keep cosine order
                     out[kind] = route.top(top_k[kind])
                     continue
             else:
-                nodes = {n["rowid"]: n for n in store.nodes_by_rowids(route.rowids(li))}
+                nodes = {n["rowid"]: n for n in store.nodes.by_rowids(route.rowids(li))}
                 texts = [embed_text(nodes[r], 1000) if r in nodes else "" for r in route.rowids(li)]
             out[kind] = rerank(route, query, texts, self.reranker, top_k.get(kind, route.size))
         return out
@@ -195,7 +195,7 @@ class Retriever:
         from ..backends.rerankers import make_reranker
 
         rr = make_reranker(self.settings, "cross-encoder")
-        nodes = {n["rowid"]: n for n in self._store().nodes_by_rowids(li.rowids[[i for i, _ in ranked]].tolist())}
+        nodes = {n["rowid"]: n for n in self._store().nodes.by_rowids(li.rowids[[i for i, _ in ranked]].tolist())}
         texts = [embed_text(nodes.get(int(li.rowids[i]), {"type": "x", "text": ""}), 1000) for i, _ in ranked]
         scores = rr.score(query, texts, np.array([s for _, s in ranked]))
         order = np.argsort(-scores, kind="stable")
@@ -211,7 +211,7 @@ class Retriever:
         llm = chat_llm(self.settings)
         if llm is None:
             return ranked
-        nodes = {n["rowid"]: n for n in self._store().nodes_by_rowids(li.rowids[[i for i, _ in ranked]].tolist())}
+        nodes = {n["rowid"]: n for n in self._store().nodes.by_rowids(li.rowids[[i for i, _ in ranked]].tolist())}
         lines = [f"[{k}] {embed_text(nodes[int(li.rowids[i])], 400)}" for k, (i, _) in enumerate(ranked)
                  if int(li.rowids[i]) in nodes]
         prompt = render("final_rerank", language_of(query), question=query, candidates="\n".join(lines))
@@ -259,6 +259,6 @@ def _file_meta(path: Path) -> dict:
         return {}
     try:
         with Store(path, readonly=True) as st:
-            return st.all_meta()
+            return st.meta.items()
     except DgragError:
         return {}  # a broken file is reported by the load, with its own message

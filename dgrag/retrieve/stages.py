@@ -22,7 +22,7 @@ def recall_nodes(li: LoadedIndex, qv: np.ndarray, kind: str, k: int) -> Route:
 
 def recall_nodes_sqlite_vec(store, li: LoadedIndex, qv: np.ndarray, kind: str, k: int) -> Route:
     """The same route through the file's vec0 table (nodes unknown to the snapshot dropped)."""
-    hits = store.knn(kind, qv, k)
+    hits = store.vectors.knn(kind, qv, k)
     idx = li.index_of(np.array([r for r, _ in hits], dtype=np.int64))
     sims = np.array([s for _, s in hits], dtype=np.float32)
     keep = idx >= 0
