@@ -20,7 +20,7 @@ def embed_text(node: dict, max_chars: int = 384) -> str:
     """What gets embedded for a node (the seed's choice per type)."""
     t = node["type"]
     if t == "chunk":
-        text = f"{node['breadcrumb']}\n{node['meta'].get('filter', '')}"
+        text = f"{node['breadcrumb']}\n{node.get('prose') or ''}"
         if node.get("summary_source") == "llm" and node.get("summary"):
             text = f"{node['summary']}\n{text}"
     elif t == "entity":

@@ -56,9 +56,10 @@ def test_code_table_image_nodes_hang_under_their_chunk(fixture_index):
     code = store.con.execute("SELECT meta, summary FROM nodes WHERE type='code' LIMIT 1").fetchone()
     meta = json.loads(code[0])
     assert "…" in meta["context"] and code[1]  # ±context_lines around the block, and a summary
-    # the chunk's filter text has no code and no image markup
-    filt = [json.loads(m)["filter"] for (m,) in store.con.execute("SELECT meta FROM nodes WHERE type='chunk'")]
-    assert not any("```" in f or "![" in f for f in filt)
+    # the chunk's prose has no code and no image markup (and is not kept twice in meta)
+    rows = store.con.execute("SELECT prose, meta FROM nodes WHERE type='chunk'").fetchall()
+    assert rows and all(p is not None and "filter" not in json.loads(m) for p, m in rows)
+    assert any(p.strip() for p, _ in rows) and not any("```" in p or "![" in p for p, _ in rows)
 
 
 def test_images_resolved_merged_and_problems_reported(fixture_index):

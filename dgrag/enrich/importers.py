@@ -64,8 +64,8 @@ def _insert_passage(store: Store, p: str, idx: int, title: str, text: str, diges
     f = store.nodes.insert({**common, "id": node_id("file", p), "type": "file", "text": title,
                            "summary": title, "content_hash": digest, "meta": {"corpus_idx": idx, "title": title}})
     c = store.nodes.insert({**common, "id": node_id("chunk", p, title, ""), "type": "chunk", "text": text,
-                           "summary": text[:300], "content_hash": content_hash(text),
-                           "meta": {"corpus_idx": idx, "title": title, "level": 0, "filter": text}})
+                           "summary": text[:300], "content_hash": content_hash(text), "prose": text,
+                           "meta": {"corpus_idx": idx, "title": title, "level": 0}})
     store.edges.add([(f, c, "contains", 1.0)])
 
 

@@ -50,7 +50,7 @@ def input_hash(step: str, text: str) -> str:
 # ---- summaries ---------------------------------------------------------------------------
 def summary_input(node: dict) -> str:
     if node["type"] == "chunk":
-        return node["meta"].get("filter", "")[:4000]
+        return (node.get("prose") or "")[:4000]
     if node["type"] in ("code", "table"):
         return f"{node['meta'].get('context', '')[:1500]}\n\n{node['text'][:3000]}"
     return (node["meta"].get("intro") or node["text"])[:4000]  # not the summary: it is the output
@@ -104,7 +104,7 @@ def offline_caption(node: dict) -> str:
 
 # ---- OpenIE ------------------------------------------------------------------------------
 def openie_input(node: dict) -> str:
-    return node["meta"].get("filter", "")[:6000]
+    return (node.get("prose") or "")[:6000]
 
 
 def ask_openie(llm, node: dict, **_: Any) -> dict:

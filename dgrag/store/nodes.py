@@ -9,8 +9,10 @@ from . import semantic, vectors
 
 COLUMNS = (
     "id", "type", "text", "summary", "summary_source", "breadcrumb", "source_path",
-    "line_start", "line_end", "source_url", "language", "content_hash", "meta",
-)
+    "line_start", "line_end", "source_url", "language", "content_hash", "prose", "entity_name", "entity_norm",
+    "meta",
+)  # content_hash: of the node's text (an image's: of its bytes); prose: a chunk's text without
+#    code, tables and images; entity_name / entity_norm: an entity's display and normalised name
 
 __all__ = ["of_file", "rowids_of", "insert", "update_position", "update", "image_by_sha", "set_image_sha",
            "delete", "redirect", "by_id", "by_rowids", "of_type", "set_summary", "unreferenced_images",

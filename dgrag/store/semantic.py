@@ -3,7 +3,6 @@ chunk mentions which entity) and `synonymy_done`. Functions over one connection.
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Iterable, Sequence
 
 from ..core import Fact
@@ -30,9 +29,8 @@ def upsert_entity(con, norm: str, name: str, description: str, language: str) ->
     if row is not None:
         return int(row[0])
     text = f"{name}: {description}" if description else name
-    meta = json.dumps({"name": name, "norm": norm}, ensure_ascii=False)
-    cur = con.execute("INSERT INTO nodes(id, type, text, breadcrumb, language, content_hash, meta) "
-                      "VALUES (?, 'entity', ?, ?, ?, ?, ?)", (nid, text, name, language, norm, meta))
+    cur = con.execute("INSERT INTO nodes(id, type, text, language, entity_name, entity_norm) "
+                      "VALUES (?, 'entity', ?, ?, ?, ?)", (nid, text, language, name, norm))
     return int(cur.lastrowid)
 
 
@@ -112,12 +110,12 @@ def all_facts(con) -> list[tuple[int, int, int, int]]:
 
 def entity_names(con) -> list[tuple[int, str]]:
     """(rowid, normalised name) of every entity, for exact matching of query terms."""
-    return con.execute("SELECT rowid, content_hash FROM nodes WHERE type='entity'").fetchall()
+    return con.execute("SELECT rowid, entity_norm FROM nodes WHERE type='entity'").fetchall()
 
 
 def entities_without_name_vector(con) -> list[tuple[int, str]]:
     """(rowid, display name) of entities whose name has no vector yet."""
-    return con.execute("SELECT rowid, breadcrumb FROM nodes WHERE type='entity' "
+    return con.execute("SELECT rowid, entity_name FROM nodes WHERE type='entity' "
                        "AND rowid NOT IN (SELECT rowid FROM vec_entity_name) ORDER BY rowid").fetchall()
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import threading
 from pathlib import Path
 from types import ModuleType
@@ -38,13 +39,29 @@ class Store:
         self.con = open_connection(self.path, readonly=readonly, timeout=timeout)
         self.write_lock = threading.RLock()
         try:
-            if not readonly or applied_version(self.con) > latest_version():
+            current = applied_version(self.con)
+            if readonly and 0 < current < latest_version():
+                self._upgrade(current)
+            elif not readonly or current > latest_version():
                 migrate(self.con)  # read-only: only to raise SchemaTooNew with its message
         except IndexFileError:
             self.con.close()
             raise
         for module in (meta, nodes, edges, images, vectors, semantic, logs):
             setattr(self, module.__name__.rsplit(".", 1)[1], Tables(module, self.con))
+
+    def _upgrade(self, current: int) -> None:
+        """A file an older dgrag wrote, opened read-only: its schema is upgraded once through
+        a connection of its own (the readers' SQL names the current columns)."""
+        if not os.access(self.path, os.W_OK):
+            raise IndexFileError(
+                f"{self.path} has schema version {current} and this dgrag reads version {latest_version()}; "
+                "it cannot be upgraded where it is (read-only): copy it somewhere writable and open it there")
+        con = open_connection(self.path)
+        try:
+            migrate(con)
+        finally:
+            con.close()
 
     def close(self) -> None:
         self.con.close()
