@@ -1,5 +1,8 @@
 """The plain data every layer speaks: rows out of the store and what retrieval passes around.
 
+Node rows stay dicts for now: the enrichment runner annotates them in place and embed_text
+reads them; they become a type here when those move (see docs/architecture.md).
+
 Frozen dataclasses with no behaviour beyond small conversions, so that the store, retrieval,
 the agent and the edges agree on field names in one place. Nothing here imports dgrag.
 """
@@ -13,41 +16,9 @@ import numpy as np
 
 SECTIONS = ("chunks", "codes", "tables", "images")  # the result lists, in the seed's order
 SECTION_OF = {"chunk": "chunks", "code": "codes", "table": "tables", "image": "images"}
-# seconds per stage, in the order they run; the public `timing` object has these keys
-TIMINGS = ("stage1_query_embedding", "stage1_recall", "stage2_rerank", "stage3_spread",
-           "stage4_final_rerank", "stage4_merge", "rag_total")
 
 
 # ---- rows of the index file ---------------------------------------------------------------------
-@dataclass(frozen=True)
-class Node:
-    """One row of `nodes`. `meta` holds per-type extras (image sha/size, code language,
-    corpus_idx); a chunk's prose without its context lines is `prose`."""
-    rowid: int
-    id: str
-    type: str
-    text: str = ""
-    summary: str | None = None
-    summary_source: str | None = None
-    breadcrumb: str = ""
-    source_path: str | None = None
-    line_start: int | None = None
-    line_end: int | None = None
-    source_url: str | None = None
-    language: str | None = None
-    content_hash: str | None = None
-    meta: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Edge:
-    """One row of `edges`: stored once per pair, read as undirected by the graph."""
-    src: int
-    dst: int
-    type: str
-    weight: float = 1.0
-
-
 @dataclass(frozen=True)
 class Fact:
     """One OpenIE triple of `facts`: entity rowids `head` and `tail`, its source `chunk`."""
