@@ -16,7 +16,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import (AccessDenied, ConfigError, DeadlineExceeded, DgragError, IndexFileError, RequestTooLarge)
-from .service import Service, chat_response
+from .core import chat_to_api
+from .service import Service
 
 # ---- request and response models ---------------------------------------------------------------
 _QUERY = Field(..., description="The question, in Chinese or English (at most max_query_chars characters and "
@@ -262,13 +263,13 @@ def _ndjson(query: str, events):
         for ev in events:
             if ev["type"] == "retrieval":
                 results.append(ev["result"])
-                payload = chat_response(query, [ev["result"]], "", time.perf_counter() - t0)
+                payload = chat_to_api(query, [ev["result"]], "", time.perf_counter() - t0)
                 payload.pop("llm_response")
                 yield json.dumps({"type": "references", "query": ev["query"], **payload}, ensure_ascii=False) + "\n"
             elif ev["type"] in ("text", "rewrite", "round"):  # round: one search of the agent (query, counts, timing)
                 yield json.dumps(ev, ensure_ascii=False) + "\n"
             elif ev["type"] == "done":
-                final = chat_response(query, results, ev["answer"], time.perf_counter() - t0)
+                final = chat_to_api(query, results, ev["answer"], time.perf_counter() - t0)
                 yield json.dumps({"type": "done", "timing": final["timing"], "llm_response": ev["answer"],
                                   "meta": ev.get("meta", {})}, ensure_ascii=False) + "\n"
     except DgragError as exc:

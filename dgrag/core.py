@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -143,3 +143,23 @@ class RetrievalResult:
         if self.trace is not None:
             out["trace"] = dict(self.trace)
         return out
+
+
+def chat_to_api(query: str, results: Sequence[RetrievalResult], answer: str, seconds: float) -> dict:
+    """The seed's /chat response over the searches one answer made (the first one's stage
+    timings; `llm` is what the searches leave of `seconds`)."""
+    timing = dict(results[0].timing) if results else {}
+    timing["total"] = round(seconds, 4)
+    timing["llm"] = round(max(0.0, seconds - sum(r.timing["rag_total"] for r in results)), 4)
+    return {"query": query, "rag_context": "\n\n".join(r.context for r in results), "llm_response": answer,
+            **{f"rag_{s}_count": sum(len(r.references[s]) for r in results) for s in SECTIONS},
+            "references": [_brief(ref) for r in results for ref in r.all_references()],
+            "timing": timing}
+
+
+def _brief(ref: Reference) -> dict:
+    out = {"id": ref.id, "type": ref.type, "breadcrumb": ref.breadcrumb, "source_url": ref.source_url,
+           "score": ref.score}
+    if ref.image is not None:
+        out["image_url"] = ref.image_url
+    return out

@@ -111,7 +111,7 @@ def _chat_tab(gr, service: Service) -> None:
         try:
             for ev in service.chat_events(message, past, True, not only, _overrides(meth, values)):
                 if ev["type"] == "retrieval":
-                    found.append(ev["result"])
+                    found.append(ev["result"].to_api())
                 elif ev["type"] == "round":  # the agent's searches: "searched for X, then for Y"
                     rounds.append(ev)
                 elif ev["type"] == "text":
