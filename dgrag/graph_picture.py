@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 import math
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 COLOURS = {"file": "#1f77b4", "chunk": "#2ca02c", "code": "#ff7f0e", "table": "#9467bd", "image": "#e377c2",
@@ -52,10 +52,10 @@ def describe(db_path: Path, stage3: dict, ids: list[str]) -> tuple[dict[str, dic
     rowids = set(stage3.get("visited", [])) | {n for p in stage3.get("paths", {}).values() for n in p}
     facts = {w["fact"] for w in stage3.get("seed_why", {}).values() if "fact" in w}
     with Store(db_path, readonly=True) as st:
-        of = {i: str(r) for i, r in st.rowids_of(ids).items()}
+        of = {i: str(r) for i, r in st.nodes.rowids_of(ids).items()}
         rowids |= set(of.values())
-        nodes = {str(n["rowid"]): n for n in st.nodes_by_rowids(sorted(int(r) for r in rowids))}
-        fact_rows = {f["rowid"]: f for f in st.facts_by_rowids(sorted(facts))}
+        nodes = {str(n["rowid"]): n for n in st.nodes.by_rowids(sorted(int(r) for r in rowids))}
+        fact_rows = {f.rowid: asdict(f) for f in st.semantic.facts_by_rowids(sorted(facts))}
     return nodes, fact_rows, of
 
 
@@ -86,7 +86,7 @@ def short_label(node: dict | None, width: int = 28) -> str:
         return "?"
     crumb = node.get("breadcrumb") or node.get("id", "?")
     if node.get("type") == "entity":
-        text = (node.get("meta") or {}).get("name") or crumb
+        text = node.get("entity_name") or crumb
     elif node.get("type") == "file":
         text = crumb.split(" / ")[0]
     else:
@@ -184,7 +184,7 @@ def _hover(rowid: str, node: dict | None, stage3: dict) -> str:
     text = " ".join((node.get("text") or "").split())
     text = text if len(text) <= 280 else text[:279] + "…"
     body = "<br>".join(html.escape(line) for line in textwrap.wrap(text, 70))
-    return f"<b>{html.escape(node['type'])}</b> {html.escape(node.get('breadcrumb') or '')}<br>{figures}<br>{body}"
+    return f"<b>{html.escape(node['type'])}</b> {html.escape(node.get('breadcrumb') or node.get('entity_name') or '')}<br>{figures}<br>{body}"
 
 
 def why(stage3: dict, nodes: dict[str, dict], facts: dict[int, dict], target: str) -> str:

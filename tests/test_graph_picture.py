@@ -13,16 +13,16 @@ from dgrag import graph_picture as gp
 # "Guide / Router / pushUrl"; a chunk the question matched holds a code block; a page seeds a
 # chunk; an entity named in the question reaches a chunk over synonymy, then passage.
 NODES = {
-    "1": {"type": "entity", "id": "entity-a", "breadcrumb": "Router", "meta": {"name": "Router"}, "text": "Router"},
-    "2": {"type": "entity", "id": "entity-b", "breadcrumb": "pushUrl", "meta": {"name": "pushUrl"},
+    "1": {"type": "entity", "id": "entity-a", "breadcrumb": "", "entity_name": "Router", "meta": {}, "text": "Router"},
+    "2": {"type": "entity", "id": "entity-b", "breadcrumb": "", "entity_name": "pushUrl", "meta": {},
           "text": "pushUrl: goes to a page <b>now</b>"},
     "4": {"type": "chunk", "id": "chunk-c", "breadcrumb": "Guide / Router / pushUrl", "meta": {},
           "text": "Call router.pushUrl({url: 'pages/Second'}) to open the second page."},
     "5": {"type": "chunk", "id": "chunk-d", "breadcrumb": "Guide / Start", "meta": {}, "text": "Start here."},
     "6": {"type": "code", "id": "code-e", "breadcrumb": "Guide / Start", "meta": {}, "text": "ace create"},
     "7": {"type": "file", "id": "file-f", "breadcrumb": "Guide", "meta": {}, "text": "Guide"},
-    "8": {"type": "entity", "id": "entity-g", "breadcrumb": "@State", "meta": {"name": "@State"}, "text": "@State"},
-    "9": {"type": "entity", "id": "entity-h", "breadcrumb": "State", "meta": {"name": "State"}, "text": "State"},
+    "8": {"type": "entity", "id": "entity-g", "breadcrumb": "", "entity_name": "@State", "meta": {}, "text": "@State"},
+    "9": {"type": "entity", "id": "entity-h", "breadcrumb": "", "entity_name": "State", "meta": {}, "text": "State"},
     "10": {"type": "chunk", "id": "chunk-i", "breadcrumb": "Decorators / A very long section title that goes on",
            "meta": {}, "text": "@State decorates a member variable."},
 }

@@ -8,10 +8,10 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from ..core import Route
 from ..kernels.diffusion import DiffusionResult, LazyMap
 from ..kernels.graph_arrays import EDGE_TYPE_CODES, GraphArrays
 from .loaded import LoadedIndex
-from .stages import Route
 
 EDGE_NAMES = {code: name for name, code in EDGE_TYPE_CODES.items()}
 PICTURE_NODES = 400  # visited nodes kept for the picture, in expansion order
@@ -25,13 +25,13 @@ def seed_reasons(li: LoadedIndex, facts: Route, files: Route, chunks: Route, exa
     matched fact and {"via": "fact source", ...} for the chunk that fact was read from. The
     most direct reason wins when a node has several."""
     out: dict[int, dict] = {}
-    for n, c in zip(chunks.ids.tolist(), chunks.cosine.tolist()):
+    for n, c in zip(chunks.positions.tolist(), chunks.cosine.tolist()):
         out.setdefault(int(n), {"via": "question", "similarity": round(float(c), 4)})
-    for n, c in zip(files.ids[:file_seed_k].tolist(), files.cosine[:file_seed_k].tolist()):
+    for n, c in zip(files.positions[:file_seed_k].tolist(), files.cosine[:file_seed_k].tolist()):
         out.setdefault(int(n), {"via": "question", "similarity": round(float(c), 4)})
     for e in exact:
         out.setdefault(int(e), {"via": "name"})
-    top = facts.ids[:fact_seed_k]
+    top = facts.positions[:fact_seed_k]
     for pos, c in zip(top.tolist(), facts.cosine[:fact_seed_k].tolist()):
         why = {"fact": int(li.fact_rowids[pos]), "similarity": round(float(c), 4)}
         for e in (int(li.fact_head[pos]), int(li.fact_tail[pos])):
@@ -86,8 +86,9 @@ def picture_trace(li: LoadedIndex, res: DiffusionResult, sim: np.ndarray, paths:
             "seed_why": {n: r for n, r in reasons.items() if n in drawn}}
 
 
-def rowid_trace(li: LoadedIndex, st: dict) -> dict:
-    """The stage-3 trace with every graph index replaced by its node's row id (a string)."""
+def rowid_trace(li: LoadedIndex, st: Mapping, paths: Mapping[int, list[int]] | None = None) -> dict:
+    """The stage-3 trace, and the `paths` to the results (none for ppr and dense), with every
+    graph index replaced by its node's row id (a string)."""
     def rid(n) -> str:
         return str(li.rowids[int(n)])
 
@@ -99,8 +100,8 @@ def rowid_trace(li: LoadedIndex, st: dict) -> dict:
         st["seeds"] = [(rid(n), w) for n, w in st["seeds"]]
     if "edges" in st:
         st["edges"] = [(rid(a), rid(b)) for a, b in st["edges"]]
-    if "paths" in st:
-        st["paths"] = {rid(n): [rid(x) for x in p] for n, p in st["paths"].items()}
+    if paths is not None:
+        st["paths"] = {rid(n): [rid(x) for x in p] for n, p in paths.items()}
     if "hops" in st:
         st["hops"] = [[rid(a), rid(b), t, c] for a, b, t, c in st["hops"]]
     for key in ("score", "similarity", "seed_why"):
