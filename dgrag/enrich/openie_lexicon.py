@@ -182,7 +182,7 @@ SCORE = MappingProxyType({
     "defined": 100, "code": 90, "decorator": 90, "api": 85, "file": 85, "command": 85, "path": 80,
     "signature": 88, "quoted": 70, "camel": 70, "phrase": 68, "ident": 70, "bold": 65,
     "field_value": 62, "cjk_tech": 60, "isa_tail": 55, "acronym": 50, "latin_in_zh": 45,
-    "proper": 40, "cjk_np": 30, "via": 35,
+    "proper": 40, "cjk_np": 30, "via": 35, "topic": 95,
 })
 
 # API reference sentences open with one of these verbs: "Defines a binary data array.", "获取…"

@@ -166,9 +166,14 @@ def _token_run(text: str, raw: list[tuple], i: int) -> tuple[list[tuple], int]:
     return group, j
 
 
+def _leading_stop(low: str, at_sentence_start: bool) -> bool:
+    return low in FUNCTION_WORDS or (at_sentence_start and low in EN_STOP and low != "new")
+
+
 def _drop_leading_stopwords(group: list[tuple]) -> list[tuple]:
-    # drop leading stop-words ("The DevEco Studio", "In ArkUI")
-    while len(group) > 1 and (group[0][2].lower() in EN_STOP or (
+    # drop leading stop-words ("The DevEco Studio", "In ArkUI"); mid-sentence only function words:
+    # "New York City", "First Republic" are names
+    while len(group) > 1 and (_leading_stop(group[0][2].lower(), group[0][4]) or (
             group[0][4] and group[0][3] is None and (
                 group[0][2].lower() in SENT_VERBS or group[0][2].lower() in API_VERBS_EN
                 or group[0][2].lower().rstrip("s") in SENT_VERBS))):
