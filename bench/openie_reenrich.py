@@ -74,14 +74,14 @@ def reenrich(src: Path, dst: Path, settings: Settings | None = None, reuse: list
         rep = run_step(store, settings, "openie", None)
         out["openie"] = {"chunks": rep.offline, "seconds": round(time.perf_counter() - t0, 1)}
         pending = store.pending_facts()
-        reuse = [(r, old[t]) for r, t in pending if t in old]
+        same = [(r, old[t]) for r, t in pending if t in old]
         with store.transaction():
-            if reuse:
-                vecs = np.stack([np.frombuffer(b, dtype=np.float32) for _, b in reuse])
-                store.put_vectors("fact", [r for r, _ in reuse], vecs, [""] * len(reuse))
-                store.mark_facts_embedded([r for r, _ in reuse])
+            if same:
+                vecs = np.stack([np.frombuffer(b, dtype=np.float32) for _, b in same])
+                store.put_vectors("fact", [r for r, _ in same], vecs, [""] * len(same))
+                store.mark_facts_embedded([r for r, _ in same])
         out["facts"] = {"total": len(store.con.execute("SELECT rowid FROM facts").fetchall()),
-                        "new": len(pending), "vector_reused": len(reuse)}
+                        "new": len(pending), "vector_reused": len(same)}
         out["entity_vectors_reused"] = _reuse_entity_vectors(store, settings, list(reuse))
         t0 = time.perf_counter()
         out["semantic_layer"] = semantic_layer.finalize(store, settings, embedder)
