@@ -45,7 +45,7 @@ def _reuse_entity_vectors(store: Store, settings: Settings, reuse: list[Path]) -
     for other in reuse:
         known.update(_entity_vectors(other))
     todo = []
-    for rowid, kind, node in store.pending_embeddings():
+    for rowid, kind, node in store.nodes.pending_embedding():
         if kind == "entity":
             h = text_hash(embed_text(node, settings.embedding_max_chars))
             if h in known:
@@ -53,7 +53,7 @@ def _reuse_entity_vectors(store: Store, settings: Settings, reuse: list[Path]) -
     if todo:
         with store.transaction():
             vecs = np.stack([np.frombuffer(known[h], dtype=np.float32) for _, h in todo])
-            store.put_vectors("entity", [r for r, _ in todo], vecs, [h for _, h in todo])
+            store.vectors.put("entity", [r for r, _ in todo], vecs, [h for _, h in todo])
     return len(todo)
 
 
@@ -73,13 +73,13 @@ def reenrich(src: Path, dst: Path, settings: Settings | None = None, reuse: list
         t0 = time.perf_counter()
         rep = run_step(store, settings, "openie", None)
         out["openie"] = {"chunks": rep.offline, "seconds": round(time.perf_counter() - t0, 1)}
-        pending = store.pending_facts()
+        pending = store.semantic.pending_facts()
         same = [(r, old[t]) for r, t in pending if t in old]
         with store.transaction():
             if same:
                 vecs = np.stack([np.frombuffer(b, dtype=np.float32) for _, b in same])
-                store.put_vectors("fact", [r for r, _ in same], vecs, [""] * len(same))
-                store.mark_facts_embedded([r for r, _ in same])
+                store.vectors.put("fact", [r for r, _ in same], vecs, [""] * len(same))
+                store.semantic.mark_facts_embedded([r for r, _ in same])
         out["facts"] = {"total": len(store.con.execute("SELECT rowid FROM facts").fetchall()),
                         "new": len(pending), "vector_reused": len(same)}
         out["entity_vectors_reused"] = _reuse_entity_vectors(store, settings, list(reuse))
@@ -100,9 +100,11 @@ def main(argv=None) -> None:
                     help="leave code and table nodes without vectors, as the eval-only ArkUI-X index has them")
     a = ap.parse_args(argv)
     if a.skip_code_tables:
-        orig = Store.pending_embeddings
-        Store.pending_embeddings = lambda self, limit=1_000_000: [
-            p for p in orig(self, limit) if p[1] not in ("code", "table")]
+        from dgrag.store import nodes
+
+        orig = nodes.pending_embedding
+        nodes.pending_embedding = lambda con, limit=1_000_000: [
+            p for p in orig(con, limit) if p[1] not in ("code", "table")]
     print(json.dumps(reenrich(a.src, a.dst, reuse=a.reuse), indent=1, default=str))
 
 

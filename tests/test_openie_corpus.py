@@ -62,7 +62,7 @@ def test_stop_entities_count_pages_not_sections():
 
 def test_the_offline_step_drops_stop_entities_before_its_caps():
     nodes = [{"rowid": i, "source_path": f"p{i}.md", "breadcrumb": f"Page {i}", "language": "en", "text": "",
-              "meta": {"filter": f"Page {i}\nThe Kestrel app runs on Android and talks to Server{i} daily."}}
+              "meta": {}, "prose": f"Page {i}\nThe Kestrel app runs on Android and talks to Server{i} daily."}
              for i in range(4)]
     settings = Settings(openie_stop_entity_share=0.5, openie_stop_entity_min_docs=2)
     one = offline_openie_for_corpus(nodes, settings)

@@ -90,7 +90,7 @@ def run_step(store: Store, settings: Settings, step_name: str, llm=None, *, max_
     elif not use_llm:
         offline = step.offline
         if step.offline_for_corpus is not None and items:
-            offline = step.offline_for_corpus(store.nodes_by_rowids(store.nodes_of_type(step.kinds)), settings)
+            offline = step.offline_for_corpus(store.nodes.by_rowids(store.nodes.of_type(step.kinds)), settings)
         for i, node in enumerate(items):
             _apply(store, step, node, offline(node), "offline", report)
             progress(step_name, i + 1, len(items))
