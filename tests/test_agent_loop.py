@@ -206,7 +206,7 @@ def test_context_stays_within_the_budget_lowest_scores_trimmed_first(fixture_ind
 
 
 def test_the_book_trims_the_lowest_scored_and_never_repeats():
-    def item(i, score, n=400):
+    def item(i, score, n=200):
         return Reference(f"c{i}", "chunk", score, f"P / {i}", "u", text="w " * n)
 
     def found(*refs):
@@ -215,7 +215,7 @@ def test_the_book_trims_the_lowest_scored_and_never_repeats():
     book = ContextBook(300)
     first = book.add(found(item(1, 0.9), item(2, 0.2)), 1)
     assert [e.item["id"] for e in first.new] == ["c1"] and book.trimmed == ["c2"]
-    again = book.add(found(item(1, 0.9), item(3, 0.95, 100)), 2)
+    again = book.add(found(item(1, 0.9), item(3, 0.95, 50)), 2)
     assert again.repeated == 1 and [e.item["id"] for e in again.new] == ["c3"]
     assert [r["id"] for r in book.references()] == ["c1", "c3"] and book.tokens() <= 300
     lone = ContextBook(10)

@@ -1,8 +1,6 @@
 """The 4-stage retrieval: recall, rerank, diffusion (or PPR / dense), final quotas + context."""
 from __future__ import annotations
 
-import math
-import re
 import threading
 import time
 from pathlib import Path
@@ -11,7 +9,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..config import RetrievalConfig, Settings
-from ..core import Route, RetrievalResult, Stage3Result
+from ..core import Route, RetrievalResult, Stage3Result, estimate_tokens
 from ..embed import embed_text
 from ..errors import DeadlineExceeded, DgragError, EmbeddingMismatch, QueryRejected
 from ..store import Store
@@ -22,17 +20,6 @@ from .stages import match_entities, recall_facts, recall_nodes, recall_nodes_sql
 
 
 # ---- entry checks: what one request may ask for ----------------------------------------------
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_TOKEN_PIECES = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+|[^\\w\\s]")
-
-
-def estimate_tokens(text: str) -> int:
-    """Subword tokens of `text`, estimated without a model: one per CJK character or symbol,
-    one per 4 characters of a word. On the ArkUI-X docs it is within -3% / +15% (p10 / median)
-    of multilingual-e5's tokenizer."""
-    return sum(1 if len(p) == 1 else math.ceil(len(p) / 4) for p in _TOKEN_PIECES.findall(text))
-
-
 def check_query(query: Any, settings: Settings) -> str:
     """The query as it will be answered: NULs and lone surrogates replaced, stripped; refused
     (QueryRejected) when empty or longer than max_query_chars / max_query_tokens."""
