@@ -31,6 +31,13 @@ DEMO_INCLUDE = ("README.md,*/README.md,*/application-dev/README.md,*/application
                 "*/application-dev/tutorial/*,*/application-dev/tools/*")
 
 
+def _stat(path: Path) -> os.stat_result | None:
+    try:
+        return path.stat()
+    except FileNotFoundError:
+        return None
+
+
 def demo_docs() -> Path:
     """The demo corpus: the copy shipped in data/ (a clone or a Space has it), else the shared
     ArkUI-X docs beside the checkout, else the test excerpt (an installed package has neither)."""
@@ -68,6 +75,7 @@ class Service:
         self.job: Job | None = None
         self._retriever = None
         self._init_lock = threading.Lock()
+        self._described: tuple[tuple, dict] | None = None  # (the file's state, its description)
 
     # ---- guards -------------------------------------------------------------------------
     def check_admin(self, secret: str | None) -> None:
@@ -115,8 +123,6 @@ class Service:
         return self._retriever
 
     def health(self) -> dict:
-        from .store import Store
-
         loaded = self.handle._current
         s = self.settings
         out = {"status": "ok", "index_path": str(s.db_path),
@@ -128,8 +134,7 @@ class Service:
                           "max_body_bytes": s.max_body_bytes, "request_timeout_s": s.request_timeout_s}}
         if out["index_exists"]:
             try:
-                with Store(s.db_path, readonly=True) as st:
-                    out["index"] = st.describe()
+                out["index"] = self._description()
                 out["embedding_model"] = out["embedder"] = out["index"]["embedding_model"]
             except DgragError as exc:
                 out.update(status="degraded", index_error=str(exc))
@@ -137,6 +142,23 @@ class Service:
             out.update(nodes=int(loaded.n_nodes), edges=int(loaded.n_edges), facts=int(loaded.fact_rowids.size),
                        load_seconds=round(loaded.load_seconds, 3))
         return out
+
+    def _description(self) -> dict:
+        """The file's Store.describe(), read again only when the file or its WAL changed (a
+        write, another file moved in): /health is polled, and should not open SQLite each time."""
+        from .store import Store
+
+        path = Path(self.settings.db_path)
+        # an empty WAL (the first reader creates one) holds no write: it counts as none
+        state = tuple((info.st_ino, info.st_mtime_ns, info.st_size) if (info := _stat(p)) and info.st_size else None
+                      for p in (path, Path(f"{path}-wal")))
+        cached = self._described
+        if cached is not None and cached[0] == state:
+            return dict(cached[1])
+        with Store(path, readonly=True) as st:
+            described = st.describe()
+        self._described = (state, described)
+        return dict(described)
 
     def stats(self) -> dict:
         from .store import Store
