@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from .backends.embedders import lower_priority
-from .config import PROJECT_ROOT, Settings
+from .config import PROJECT_ROOT, RetrievalConfig, Settings
 from .core import chat_to_api
 from .errors import AccessDenied, ConfigError, DgragError, IndexFileError
 
@@ -167,20 +167,22 @@ class Service:
             return {**st.stats(), "enrichment": st.logs.enrich_counts(), "skipped_files": st.logs.skipped_files()[:50]}
 
     # ---- answering ----------------------------------------------------------------------
-    def check_request(self, query, config: dict | None = None) -> str:
-        """The query as it will be answered; a query too long or empty, or a retrieval_config
-        with an unknown or out-of-range value, is refused here (QueryRejected / ConfigError),
-        before any work."""
+    def check_request(self, query, config: dict | RetrievalConfig | None = None) -> tuple[str, RetrievalConfig]:
+        """The query as it will be answered and the request's whole retrieval config; a query too
+        long or empty, or a retrieval_config with an unknown or out-of-range value, is refused here
+        (QueryRejected / ConfigError), before any work. The edge calls it once and passes both
+        down: values it returned pass again (and through the retriever) unchecked."""
         from .retrieve.retriever import check_query
 
         query = check_query(query, self.settings)
+        if isinstance(config, RetrievalConfig):
+            return query, config
         if config is not None and not isinstance(config, dict):
             raise ConfigError("retrieval_config must be an object")
-        self.settings.retrieval.merged(config)
-        return query
+        return query, self.settings.retrieval.merged(config)
 
-    def retrieve(self, query: str, config: dict | None = None) -> dict:
-        return self.retriever.retrieve(self.check_request(query, config), config)
+    def retrieve(self, query: str, config: dict | RetrievalConfig | None = None) -> dict:
+        return self.retriever.retrieve(*self.check_request(query, config))
 
     def answerer(self, use_llm: bool = True):
         from .answer import Answerer
@@ -188,15 +190,15 @@ class Service:
         return Answerer(self.settings, self.retriever, llm="auto" if use_llm else None)
 
     def chat_events(self, query: str, history: list[dict] | None = None, use_rag: bool = True,
-                    use_llm: bool = True, config: dict | None = None) -> Iterator[dict]:
-        query = self.check_request(query, config)
+                    use_llm: bool = True, config: dict | RetrievalConfig | None = None) -> Iterator[dict]:
+        query, config = self.check_request(query, config)
         yield from self.answerer(use_llm).chat(query, history or [], config, use_rag=use_rag)
 
     def chat(self, query: str, use_rag: bool = True, use_llm: bool = True, config: dict | None = None,
              history: list[dict] | None = None) -> dict:
         """The seed's /chat response, plus `meta` (the agent's rounds, citations, tokens, images)."""
         t0 = time.perf_counter()
-        query = self.check_request(query, config)  # the response echoes the query as answered
+        query, config = self.check_request(query, config)  # the response echoes the query as answered
         results, answer, meta = [], "", {}
         for ev in self.chat_events(query, history, use_rag, use_llm, config):
             if ev["type"] == "retrieval":
