@@ -38,3 +38,10 @@ def test_the_book_and_the_merged_context_render_an_item_alike():
 def test_an_image_without_summary_is_captioned_by_its_alt_text():
     body = _image(summary="").body_markdown()
     assert body == f"![alt text](/images/{'ab' * 32})\n\nalt text"
+
+
+def test_the_source_line_is_there_only_when_the_item_has_a_source():
+    with_url = render_item(_code(), 1)
+    assert with_url.startswith("[1] code · Guide / Code\n  Source: https://d/y.md\n")
+    passage = Reference("p1", "chunk", 0.3, "Passage 7", None, text="Some text.")
+    assert render_item(passage, 2) == "[2] chunk · Passage 7\n\nSome text."

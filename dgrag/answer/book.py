@@ -106,5 +106,7 @@ def render_item(ref: Reference, n: int | None = None) -> str:
     """One item as the model reads it: its number (in the final context), kind, breadcrumb,
     source, then the body as the merged context renders it (Reference.body_markdown)."""
     head = f"[{n}] " if n is not None else "- "
-    head += f"{ref.type} · {ref.breadcrumb}\n  Source: {ref.source_url or ''}\n"
+    head += f"{ref.type} · {ref.breadcrumb}\n"
+    if ref.source_url:  # a passage imported without a URL has no Source line, not an empty one
+        head += f"  Source: {ref.source_url}\n"
     return head + "\n" + ref.body_markdown()
