@@ -222,8 +222,9 @@ def build_api(service: Service):
                                                               "(with an LLM), text deltas, done (timing, "
                                                               "llm_response, meta), or error"}, **_ERRORS})
     def chat_stream(body: ChatRequest):
-        query = service.check_request(body.query, body.retrieval_config)  # refused with a status, not mid-stream
-        events = service.chat_events(query, _history(body), body.use_rag, body.use_llm, body.retrieval_config)
+        # refused with a status, not mid-stream; the checked values pass down unchecked
+        query, config = service.check_request(body.query, body.retrieval_config)
+        events = service.chat_events(query, _history(body), body.use_rag, body.use_llm, config)
         return StreamingResponse(_ndjson(query, events), media_type="application/x-ndjson")
 
     @app.get("/images/{sha}")

@@ -222,7 +222,7 @@ class Settings:
     max_upload_bytes: int = 200 * 1024 * 1024
     # bounded work per request (REST and UI): longer queries / larger bodies are refused
     max_query_chars: int = 2000
-    max_query_tokens: int = 512  # estimated without the model (dgrag.retrieve.retriever.estimate_tokens)
+    max_query_tokens: int = 512  # estimated without the model (dgrag.core.estimate_tokens)
     max_body_bytes: int = 64 * 1024  # REST request bodies (uploads in the Index tab have max_upload_bytes)
     request_timeout_s: float = 30.0  # one retrieval end to end, waiting for the embedder included
     shutdown_timeout_s: float = 3.0  # on SIGTERM, in-flight requests get this long, then the server exits

@@ -41,11 +41,8 @@ def serve(built: App, host: str | None = None, port: int | None = None, build_de
     settings = service.settings
     host = host or settings.server_host
     port = port or settings.server_port
+    refuse_missing_index(settings, build_demo_index)
     if not settings.db_path.exists():
-        if not build_demo_index:
-            from .errors import DgragError
-
-            raise DgragError(f"no index file at {settings.db_path}")
         print(f"building the demo index {settings.db_path} (first start) ...", file=sys.stderr, flush=True)
     service.ensure_index(_print_progress)
     li = service.handle.get()
@@ -56,6 +53,15 @@ def serve(built: App, host: str | None = None, port: int | None = None, build_de
     from .api import run_server
 
     run_server(built.app, host, port, settings)
+
+
+def refuse_missing_index(settings: Settings, build_demo_index: bool) -> None:
+    """An absent index file is refused (DgragError) unless the demo index may be built there."""
+    if not build_demo_index and not settings.db_path.exists():
+        from .errors import DgragError
+
+        raise DgragError(f"no index file at {settings.db_path}; build one with `dgrag index DOCS --db "
+                         f"{settings.db_path}`, or add --build-demo to build the demo index there")
 
 
 def _print_progress(stage: str, done: int, total: int) -> None:

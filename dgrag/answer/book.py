@@ -11,19 +11,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..core import SECTIONS as KINDS
-from ..core import RetrievalResult
+from ..core import Reference, RetrievalResult
 from .tokens import estimate_tokens
-
 
 
 @dataclass
 class Entry:
-    item: dict
+    ref: Reference
     round: int
     call: int  # which retrieve call found it (0, 1, 2, ... over the whole conversation)
     order: int
     tokens: int
     dropped: bool = False
+    item: dict = field(init=False)  # the seed's item (ref.to_api()): what citations and images read
+
+    def __post_init__(self):
+        self.item = self.ref.to_api()
 
 
 @dataclass
@@ -46,12 +49,12 @@ class ContextBook:
         self.calls += 1
         new, repeated = [], 0
         for kind in KINDS:
-            for it in (ref.to_api() for ref in result.references[kind]):
-                if it["id"] in self._entries:
+            for ref in result.references[kind]:
+                if ref.id in self._entries:
                     repeated += 1
                     continue
-                e = Entry(it, round_no, call, len(self._entries), estimate_tokens(render_item(it)))
-                self._entries[it["id"]] = e
+                e = Entry(ref, round_no, call, len(self._entries), estimate_tokens(render_item(ref)))
+                self._entries[ref.id] = e
                 new.append(e)
         self._trim()
         return Added([e for e in new if not e.dropped], repeated, {k: len(result.references[k]) for k in KINDS})
@@ -92,28 +95,18 @@ class ContextBook:
         return out
 
     def render_numbered(self) -> str:
-        return "\n\n".join(render_item(e.item, n) for n, e in self.numbered())
+        return "\n\n".join(render_item(e.ref, n) for n, e in self.numbered())
 
     def context_text(self) -> str:
         """The plain text of every item left (what answer recall looks into)."""
         return "\n\n".join(e.item.get("text", "") for e in self.live())
 
 
-def render_item(it: dict, n: int | None = None) -> str:
+def render_item(ref: Reference, n: int | None = None) -> str:
     """One item as the model reads it: its number (in the final context), kind, breadcrumb,
-    source, then the body as Markdown (code fenced with its language, images by /images/{sha})."""
+    source, then the body as the merged context renders it (Reference.body_markdown)."""
     head = f"[{n}] " if n is not None else "- "
-    head += f"{it['type']} · {it.get('breadcrumb', '')}\n  Source: {it.get('source_url', '')}\n"
-    return head + "\n" + _body(it)
-
-
-def _body(it: dict) -> str:
-    text = it.get("text", "")
-    if it["type"] == "code":
-        fence = "````" if "```" in text else "```"
-        return f"{fence}{it.get('code_language', '')}\n{text}\n{fence}"
-    if it["type"] == "image":
-        caption = (it.get("summary") or it.get("alt") or "image").replace("\n", " ")[:300]
-        alt = caption.replace("[", "(").replace("]", ")")
-        return f"![{alt}]({it.get('image_url', '')})\n\n{caption}"
-    return text
+    head += f"{ref.type} · {ref.breadcrumb}\n"
+    if ref.source_url:  # a passage imported without a URL has no Source line, not an empty one
+        head += f"  Source: {ref.source_url}\n"
+    return head + "\n" + ref.body_markdown()

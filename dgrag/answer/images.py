@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..config import Settings
 from ..errors import ConfigError
+from ..core import CAPTION_CHARS
 
 SENDABLE = {"png": "image/png", "jpeg": "image/jpeg", "jpg": "image/jpeg", "webp": "image/webp"}
 
@@ -52,7 +53,8 @@ def image_parts(settings: Settings, db_path: Path, numbered: list[tuple[int, dic
             if data is None:
                 notes.append(f"[{n}] {why}")
                 continue
-            caption = (it.get("summary") or it.get("alt") or it.get("breadcrumb") or "").replace("\n", " ")[:300]
+            caption = (it.get("summary") or it.get("alt") or it.get("breadcrumb") or "").replace("\n", " ")
+            caption = caption[:CAPTION_CHARS]
             parts.append({"type": "text", "text": f"Image [{n}] ({it.get('image_url', '')}): {caption}"})
             parts.append(image_part(data, mime))
     return parts, notes

@@ -129,7 +129,7 @@ def call_results(book: ContextBook, call: Call) -> str:
     """What one search returned, as the model reads it: only what it had not seen before."""
     entries = book.of_call(call.book_call)
     if entries:
-        return "\n\n".join(render_item(e.item) for e in entries)
+        return "\n\n".join(render_item(e.ref) for e in entries)
     if call.repeated:
         return f"No new results: the {call.repeated} results of this search were already shown above."
     return "Nothing found."

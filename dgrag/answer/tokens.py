@@ -1,19 +1,13 @@
-"""A token estimate for budgets and reports, without a tokenizer: one token per CJK character,
-one per four other characters (the usual rule of thumb for BPE vocabularies on English)."""
+"""Token estimates for the agent's budget and its report, without a tokenizer: the one rule of
+dgrag.core.estimate_tokens (the query limit's too), applied to chat messages."""
 from __future__ import annotations
 
 import json
-import math
-import re
 from typing import Any
 
-_CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uf900-\ufaff\uff00-\uffef]")
+from ..core import estimate_tokens
 
-
-def estimate_tokens(text: str) -> int:
-    text = text or ""
-    cjk = len(_CJK.findall(text))
-    return cjk + math.ceil((len(text) - cjk) / 4)
+__all__ = ["estimate_tokens", "message_tokens"]
 
 
 def message_tokens(messages: list[dict[str, Any]]) -> int:

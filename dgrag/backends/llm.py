@@ -64,8 +64,24 @@ class _Endpoint:
 # ---------------------------------------------------------------------------------------------
 # the client
 # ---------------------------------------------------------------------------------------------
+COUNTERS = ("calls", "cache_hits", "failures", "retries", "fallbacks")  # LLM.stats(), in this order
+
+
+def _counter(name: str, doc: str) -> property:
+    def read(self) -> int:
+        with self._lock:
+            return self._counts[name]
+    return property(read, doc=doc)
+
+
 class LLM:
     """A chat-completions client with cache, retries, fallback and masked secrets (thread-safe)."""
+
+    calls = _counter("calls", "HTTP requests made (every attempt, both endpoints, streams included).")
+    cache_hits = _counter("cache_hits", "Calls answered from the cache.")
+    failures = _counter("failures", "Calls that ended in LLMError (after all retries and the fallback).")
+    retries = _counter("retries", "Failed attempts (each one followed by a retry, the fallback, or the final error).")
+    fallbacks = _counter("fallbacks", "Calls answered by the fallback endpoint.")
 
     def __init__(
         self,
@@ -115,11 +131,7 @@ class LLM:
                 self._fallback = _Endpoint("fallback", url, self._fallback_model or model, key or "", self.timeout_s)
         self._secrets = sorted({s for s in (api_key, fallback_api_key) if s}, key=len, reverse=True)
         self._lock = threading.Lock()
-        self._calls = 0
-        self._cache_hits = 0
-        self._failures = 0
-        self._retries = 0
-        self._fallbacks = 0
+        self._counts = dict.fromkeys(COUNTERS, 0)
 
     @classmethod
     def from_settings(cls, settings: "Settings", cache: LLMCache | None = None) -> "LLM":
@@ -159,47 +171,17 @@ class LLM:
     def has_fallback(self) -> bool:
         return self._fallback is not None
 
-    @property
-    def calls(self) -> int:
-        """HTTP requests made (every attempt, both endpoints, streams included)."""
-        with self._lock:
-            return self._calls
-
-    @property
-    def cache_hits(self) -> int:
-        with self._lock:
-            return self._cache_hits
-
-    @property
-    def failures(self) -> int:
-        """Calls that ended in LLMError (after all retries and the fallback)."""
-        with self._lock:
-            return self._failures
-
-    @property
-    def retries(self) -> int:
-        """Failed attempts (each one followed by a retry, the fallback, or the final error)."""
-        with self._lock:
-            return self._retries
-
-    @property
-    def fallbacks(self) -> int:
-        """Calls answered by the fallback endpoint."""
-        with self._lock:
-            return self._fallbacks
-
     def stats(self) -> dict[str, int]:
         with self._lock:
-            return {"calls": self._calls, "cache_hits": self._cache_hits, "failures": self._failures,
-                    "retries": self._retries, "fallbacks": self._fallbacks}
+            return dict(self._counts)
 
     def reset_counters(self) -> None:
         with self._lock:
-            self._calls = self._cache_hits = self._failures = self._retries = self._fallbacks = 0
+            self._counts = dict.fromkeys(COUNTERS, 0)
 
     def _inc(self, name: str, n: int = 1) -> None:
         with self._lock:
-            setattr(self, "_" + name, getattr(self, "_" + name) + n)
+            self._counts[name] += n
 
     def __repr__(self) -> str:
         fb = f", fallback={self._fallback.model!r}@{_host(self._fallback.base_url)}" if self._fallback else ""

@@ -65,15 +65,20 @@ def _output(p, quiet: bool = True) -> None:
         p.add_argument("-q", "--quiet", action="store_true", help="no progress bars or notes on stderr")
 
 
-def _retrieval(p) -> None:
-    p.add_argument("--method", choices=METHODS, default=None,
-                   help="stage-3 method (default diffusion; env DGRAG_RETRIEVAL_METHOD)")
+def _config(p) -> None:
     p.add_argument("--config", metavar="JSON", type=json_config,
                    help="retrieval parameters as a JSON object, e.g. '{\"final_chunk_k\": 5}' "
                         "(each also env DGRAG_RETRIEVAL_<NAME>; see the README's table)")
 
 
-def _no_llm(p) -> None:
+def _asking(p) -> None:
+    """What the commands that answer questions share (query, chat): the file, the model, the
+    method and parameters of retrieval, and whether an LLM answers."""
+    _db(p)
+    _embedder(p)
+    p.add_argument("--method", choices=METHODS, default=None,
+                   help="stage-3 method (default diffusion; env DGRAG_RETRIEVAL_METHOD)")
+    _config(p)
     p.add_argument("--no-llm", action="store_true",
                    help="retrieval only: the answer is the retrieved context, even when an LLM is configured "
                         "(env DGRAG_LLM_BASE_URL and DGRAG_LLM_MODEL configure one)")
@@ -145,10 +150,7 @@ def _import_openie(sub) -> None:
 def _query(sub) -> None:
     q = sub.add_parser("query", help="retrieve (and answer) one question")
     q.add_argument("question", help="the question")
-    _db(q)
-    _embedder(q)
-    _retrieval(q)
-    _no_llm(q)
+    _asking(q)
     q.add_argument("--verbose", action="store_true",
                    help="include the per-stage trace (env DGRAG_RETRIEVAL_VERBOSE)")
     _output(q, quiet=False)
@@ -163,8 +165,7 @@ def _eval(sub) -> None:
     ev.add_argument("--methods", type=method_list, default="dense,ppr,diffusion", metavar="M,M",
                     help="comma-separated methods among dense, ppr, diffusion (default all three)")
     ev.add_argument("--k", type=k_list, default="1,2,5,10", metavar="K,K", help="the k of Recall@k (default 1,2,5,10)")
-    ev.add_argument("--config", metavar="JSON", type=json_config,
-                    help="retrieval parameters as a JSON object (each also env DGRAG_RETRIEVAL_<NAME>)")
+    _config(ev)
     ev.add_argument("--limit", type=positive_int, metavar="N", help="only the first N questions")
     ev.add_argument("--split", metavar="NAME", help="only questions whose \"split\" field is NAME (dev, test)")
     ev.add_argument("--answers", action="store_true",
@@ -176,10 +177,7 @@ def _eval(sub) -> None:
 
 def _chat(sub) -> None:
     ch = sub.add_parser("chat", help="ask questions in a loop; follow-ups keep the conversation (/exit quits)")
-    _db(ch)
-    _embedder(ch)
-    _retrieval(ch)
-    _no_llm(ch)
+    _asking(ch)
     ch.set_defaults(func=cmd_chat)
 
 

@@ -48,19 +48,5 @@ def merge_context(refs: Mapping[str, list[Reference]], settings: Settings) -> st
     for section, title in TITLE.items():
         for i, r in enumerate(refs.get(section, []), 1):
             head = f"# {title} {i}\n- ID: {r.id}\n- File: {r.source_url}\n- Location: {r.breadcrumb}\n"
-            parts.append(head + "\n" + _body(r))
+            parts.append(head + "\n" + r.body_markdown())
     return "\n\n".join(parts)
-
-
-def _body(r: Reference) -> str:
-    if r.type == "code":
-        fence = "````" if "```" in r.text else "```"
-        return f"{fence}{r.code_language or ''}\n{r.text}\n{fence}"
-    if r.type == "image":
-        caption = (r.summary or r.image.get("alt") or "image").replace("\n", " ")[:200]
-        return f"![{_escape_alt(caption)}]({r.image_url})\n\n{caption}"
-    return r.text
-
-
-def _escape_alt(text: str) -> str:
-    return text.replace("[", "(").replace("]", ")")

@@ -1,8 +1,7 @@
 """The 4-stage retrieval: recall, rerank, diffusion (or PPR / dense), final quotas + context."""
 from __future__ import annotations
 
-import math
-import re
+import dataclasses
 import threading
 import time
 from pathlib import Path
@@ -11,7 +10,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..config import RetrievalConfig, Settings
-from ..core import Route, RetrievalResult, Stage3Result
+from ..core import Route, RetrievalResult, Stage3Result, estimate_tokens
 from ..embed import embed_text
 from ..errors import DeadlineExceeded, DgragError, EmbeddingMismatch, QueryRejected
 from ..store import Store
@@ -23,20 +22,17 @@ from .stages import match_entities, recall_facts, recall_nodes, recall_nodes_sql
 
 
 # ---- entry checks: what one request may ask for ----------------------------------------------
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_TOKEN_PIECES = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+|[^\\w\\s]")
+class CheckedQuery(str):
+    """A query check_query has passed: the edge checks once and passes it down as it is; the
+    layers below see its type and do not check it again (a query the agent writes is a plain
+    str, and is checked)."""
 
 
-def estimate_tokens(text: str) -> int:
-    """Subword tokens of `text`, estimated without a model: one per CJK character or symbol,
-    one per 4 characters of a word. On the ArkUI-X docs it is within -3% / +15% (p10 / median)
-    of multilingual-e5's tokenizer."""
-    return sum(1 if len(p) == 1 else math.ceil(len(p) / 4) for p in _TOKEN_PIECES.findall(text))
-
-
-def check_query(query: Any, settings: Settings) -> str:
+def check_query(query: Any, settings: Settings) -> CheckedQuery:
     """The query as it will be answered: NULs and lone surrogates replaced, stripped; refused
     (QueryRejected) when empty or longer than max_query_chars / max_query_tokens."""
+    if isinstance(query, CheckedQuery):
+        return query
     if not isinstance(query, str):
         raise QueryRejected("the query must be a string")
     if len(query) > settings.max_query_chars:  # checked first: the rest costs time in the length
@@ -47,7 +43,7 @@ def check_query(query: Any, settings: Settings) -> str:
     tokens = estimate_tokens(query)
     if tokens > settings.max_query_tokens:
         raise QueryRejected(f"the query has about {tokens} tokens; at most {settings.max_query_tokens} are accepted")
-    return query
+    return CheckedQuery(query)
 
 
 class Retriever:
@@ -100,13 +96,16 @@ class Retriever:
             emb = self.embedder = self._embedder_for(li.meta)
         return emb
 
-    def retrieve(self, query: str, overrides: Mapping[str, Any] | None = None) -> dict:
+    def retrieve(self, query: str, overrides: Mapping[str, Any] | RetrievalConfig | None = None) -> dict:
         """The seed's JSON for one request (`search(...).to_api()`)."""
         return self.search(query, overrides).to_api()
 
-    def search(self, query: str, overrides: Mapping[str, Any] | None = None) -> RetrievalResult:
+    def search(self, query: str, overrides: Mapping[str, Any] | RetrievalConfig | None = None) -> RetrievalResult:
+        """`overrides`: parameters over the settings' retrieval config, or a whole config the
+        edge has already checked (RetrievalConfig); a copy either way, as the search writes to it."""
         query = check_query(query, self.settings)
-        cfg = self.settings.retrieval.merged(overrides)
+        cfg = (dataclasses.replace(overrides) if isinstance(overrides, RetrievalConfig)
+               else self.settings.retrieval.merged(overrides))
         deadline = time.monotonic() + self.settings.request_timeout_s  # end to end, the embedding included
         li = self.handle.get()  # one snapshot for the whole request
         embedder = self._query_embedder(li)
