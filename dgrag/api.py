@@ -15,7 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .errors import (AccessDenied, ConfigError, DeadlineExceeded, DgragError, IndexFileError, RequestTooLarge)
+from .errors import (AccessDenied, ConfigError, DeadlineExceeded, DgragError, IndexFileError, IndexNotReady,
+                     RequestTooLarge)
 from .service import Service, chat_response
 
 # ---- request and response models ---------------------------------------------------------------
@@ -167,7 +168,7 @@ def _status(exc: DgragError) -> int:
         return 413
     if isinstance(exc, DeadlineExceeded):
         return 504
-    if isinstance(exc, IndexFileError):
+    if isinstance(exc, (IndexFileError, IndexNotReady)):
         return 503
     return 400
 
