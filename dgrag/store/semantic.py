@@ -97,6 +97,18 @@ class SemanticMixin:
         return self.con.execute(
             "SELECT rowid, text FROM facts WHERE embedded=0 ORDER BY rowid LIMIT ?", (limit,)).fetchall()
 
+    def fact_vectors_by_text(self, texts: Sequence[str]) -> dict[str, bytes]:
+        """Vectors of facts already embedded with one of these texts: the same fact drawn from
+        another chunk (or another batch) is not embedded again."""
+        texts = list(set(texts))
+        out: dict[str, bytes] = {}
+        for i in range(0, len(texts), 500):
+            part = texts[i:i + 500]
+            out.update(self.con.execute(
+                "SELECT f.text, v.embedding FROM facts f JOIN vec_fact v ON v.rowid = f.rowid "
+                f"WHERE f.embedded = 1 AND f.text IN ({_marks(len(part))})", part).fetchall())
+        return out
+
     def mark_facts_embedded(self, rowids: Sequence[int]) -> None:
         self.con.executemany("UPDATE facts SET embedded=1 WHERE rowid=?", [(int(r),) for r in rowids])
 
