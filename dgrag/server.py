@@ -61,8 +61,3 @@ def serve(built: App, host: str | None = None, port: int | None = None, build_de
     from .api import run_server
 
     run_server(built.app, host, port, settings)
-
-
-def _print_progress(stage: str, done: int, total: int) -> None:
-    if done == total or done % 200 == 0:
-        print(f"  {stage}: {done}/{total}", file=sys.stderr, flush=True)

@@ -154,7 +154,8 @@ class Progressive:
         self._thread.start()
         return self._thread
 
-    def run(self) -> BuildStatus:
+    def run(self, max_batches: int | None = None) -> BuildStatus:
+        """Run the batches not done yet (at most `max_batches` of them), in the calling thread."""
         from ..backends.embedders import lower_priority
 
         lower_priority(10)  # this thread and the engine threads it starts: questions get the CPU first
@@ -162,7 +163,7 @@ class Progressive:
         st = self._status
         st.running, t0 = True, time.perf_counter()
         try:
-            for batch in self.batches[st.batches_done:]:
+            for batch in self.batches[st.batches_done:][:max_batches]:
                 if self.stop.is_set():
                     break
                 job = self.writer.run(f"first build: batch {batch.number} of {len(self.batches)}",
