@@ -82,7 +82,7 @@ class Service:
             self.build.start()
         return self.build
 
-    def ensure_index(self, progress: Callable[[str, int, int], None] | None = None) -> None:
+    def ensure_index(self) -> None:
         """Build the demo index (all of it, in the calling thread) if it is absent or unfinished."""
         build = self.demo_build()
         if build is not None:
@@ -98,6 +98,8 @@ class Service:
         """Raise IndexNotReady while the first batch of the first build is still running."""
         build = self.build
         if build is not None and build.status().batches_done == 0:
+            if build.status().error:
+                raise IndexNotReady(f"building the demo index failed: {build.status().error}")
             raise IndexNotReady("the demo index is being built; its first pages are ready in about a minute "
                                 "(see /health: build)")
 
