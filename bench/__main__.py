@@ -166,11 +166,11 @@ def p2_stage3(db: Path, repeat: int) -> dict:
 
 def p3(db: Path, repeat: int) -> dict:
     with Store(db, readonly=True) as st:
-        ids, mat = st.all_vectors("entity")  # the biggest per-type table
+        ids, mat = st.vectors.matrix("entity")  # the biggest per-type table
         rng = np.random.default_rng(2)
         qs = rng.standard_normal((repeat, mat.shape[1])).astype(np.float32)
         qs /= np.linalg.norm(qs, axis=1, keepdims=True)
-        t_vec = [timed(lambda: st.knn("entity", q, 100), 1)[0] for q in qs]
+        t_vec = [timed(lambda: st.vectors.knn("entity", q, 100), 1)[0] for q in qs]
 
     def numpy_knn(q):
         s = mat @ q
@@ -310,7 +310,7 @@ def main(argv=None) -> None:
 def _queries(db: Path, n: int) -> list[str]:
     """Distinct questions for P8: the section breadcrumbs of the index, cycled if too few."""
     with Store(db, readonly=True) as st:
-        titles = sorted({node["breadcrumb"] for node in st.nodes_by_rowids(st.nodes_of_type(("chunk",)))})
+        titles = sorted({node["breadcrumb"] for node in st.nodes.by_rowids(st.nodes.of_type(("chunk",)))})
     return [f"{titles[i % len(titles)]} ({i // len(titles)})" for i in range(n)]
 
 

@@ -30,7 +30,7 @@ def sections(lang_prefix: str) -> list[tuple[str, str]]:
         page = parse_page(path, (CORPUS / path).read_text(encoding="utf-8"))
         for n in page.nodes:
             if n["type"] == "chunk" and n["meta"].get("level", 0) >= 2:
-                title, _, body = n["meta"]["filter"].partition("\n")
+                title, _, body = n["prose"].partition("\n")
                 if len(body) >= 80 and len(title) >= 4:
                     out.append((title, body[:1000]))
     return out

@@ -51,20 +51,20 @@ def build(path: Path, preset: str, seed: int = 0) -> Synthetic:
         st.bind_embedder("synthetic-random-384", DIM)
         with st.transaction():
             for k in kinds:
-                st.insert_nodes_bulk((int(r), f"{k}-{r:012x}", k, f"{k} {r}", f"{k} {r}", f"doc/{r % cfg['file']}.md",
+                st.nodes.insert_bulk((int(r), f"{k}-{r:012x}", k, f"{k} {r}", f"{k} {r}", f"doc/{r % cfg['file']}.md",
                                       "synthetic") for r in ranges[k])
             edges = _distinct(rng, _edges(rng, ranges, cfg), ranges["entity"], cfg["edges"])
-            st.add_edges(edges)
+            st.edges.add(edges)
             facts = _facts(rng, ranges, cfg)
             st.con.executemany("INSERT INTO facts(rowid, head, relation, tail, text, chunk, source, embedded) "
                                "VALUES (?,?,?,?,?,?,'synthetic',1)", facts)
         with st.transaction():
             for k in ("file", "chunk", "code", "table", "image"):
                 ids = ranges[k][: cfg["knn"]]
-                st.put_vectors_bulk(k, ids, _unit(rng, ids.size))
+                st.vectors.put_bulk(k, ids, _unit(rng, ids.size))
             ents = ranges["entity"][: cfg["knn"]]
-            st.put_vectors_bulk("entity", ents, _unit(rng, ents.size))
-            st.put_vectors_bulk("fact", [f[0] for f in facts], _unit(rng, len(facts)))
+            st.vectors.put_bulk("entity", ents, _unit(rng, ents.size))
+            st.vectors.put_bulk("fact", [f[0] for f in facts], _unit(rng, len(facts)))
         n_edges = st.con.execute("SELECT count(*) FROM edges").fetchone()[0]
     return Synthetic(path, start - 1, n_edges, time.perf_counter() - t0)
 

@@ -15,9 +15,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .core import chat_to_api
 from .errors import (AccessDenied, ConfigError, DeadlineExceeded, DgragError, IndexFileError, IndexNotReady,
                      RequestTooLarge)
-from .service import Service, chat_response
+from .service import Service
 
 # ---- request and response models ---------------------------------------------------------------
 _QUERY = Field(..., description="The question, in Chinese or English (at most max_query_chars characters and "
@@ -80,7 +81,8 @@ class Timing(BaseModel):
     """Seconds per stage."""
 
     model_config = ConfigDict(extra="allow")
-    stage1_embedding: float = 0.0
+    stage1_query_embedding: float = Field(0.0, description="embedding the query")
+    stage1_recall: float = Field(0.0, description="vector recall on the fact, file and chunk routes, exact entity names")
     stage2_rerank: float = 0.0
     stage3_spread: float = 0.0
     stage4_final_rerank: float = 0.0
@@ -209,10 +211,7 @@ def build_api(service: Service):
 
     @app.post("/retrieve", response_model=RetrieveResponse, responses=_ERRORS)
     def retrieve(body: RetrieveRequest) -> dict:
-        res = service.retrieve(body.query, body.retrieval_config)
-        return {**res, "rag_context": res["context"], "rag_chunks_count": len(res["chunks"]),
-                "rag_codes_count": len(res["codes"]), "rag_tables_count": len(res["tables"]),
-                "rag_images_count": len(res["images"])}
+        return service.retrieve(body.query, body.retrieval_config)  # RetrievalResult.to_api()
 
     @app.post("/chat", response_model=ChatResponse, responses=_ERRORS)
     def chat(body: ChatRequest) -> dict:
@@ -235,7 +234,7 @@ def build_api(service: Service):
         if not sha.isalnum() or len(sha) != 64:
             return JSONResponse({"error": "bad image id"}, status_code=400)
         with Store(service.settings.db_path, readonly=True) as st:
-            found = st.image_bytes(sha)
+            found = st.images.data(sha)
         if found is None:
             return JSONResponse({"error": "no such image"}, status_code=404)
         data, fmt = found
@@ -265,13 +264,13 @@ def _ndjson(query: str, events):
         for ev in events:
             if ev["type"] == "retrieval":
                 results.append(ev["result"])
-                payload = chat_response(query, [ev["result"]], "", time.perf_counter() - t0)
+                payload = chat_to_api(query, [ev["result"]], "", time.perf_counter() - t0)
                 payload.pop("llm_response")
                 yield json.dumps({"type": "references", "query": ev["query"], **payload}, ensure_ascii=False) + "\n"
             elif ev["type"] in ("text", "rewrite", "round"):  # round: one search of the agent (query, counts, timing)
                 yield json.dumps(ev, ensure_ascii=False) + "\n"
             elif ev["type"] == "done":
-                final = chat_response(query, results, ev["answer"], time.perf_counter() - t0)
+                final = chat_to_api(query, results, ev["answer"], time.perf_counter() - t0)
                 yield json.dumps({"type": "done", "timing": final["timing"], "llm_response": ev["answer"],
                                   "meta": ev.get("meta", {})}, ensure_ascii=False) + "\n"
     except DgragError as exc:

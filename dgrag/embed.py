@@ -20,7 +20,7 @@ def embed_text(node: dict, max_chars: int = 384) -> str:
     """What gets embedded for a node (the seed's choice per type)."""
     t = node["type"]
     if t == "chunk":
-        text = f"{node['breadcrumb']}\n{node['meta'].get('filter', '')}"
+        text = f"{node['breadcrumb']}\n{node.get('prose') or ''}"
         if node.get("summary_source") == "llm" and node.get("summary"):
             text = f"{node['summary']}\n{text}"
     elif t == "entity":
@@ -37,7 +37,7 @@ def embed_pending(store: Store, embedder, settings: Settings, progress: Progress
     section) reuses its vector. Returns the number of texts the model actually embedded.
     """
     progress = progress or (lambda stage, done, total: None)
-    pending = store.pending_embeddings()
+    pending = store.nodes.pending_embedding()
     by_type: dict[str, list[dict]] = {}
     for _, kind, node in pending:
         by_type.setdefault(kind, []).append(node)
@@ -48,13 +48,13 @@ def embed_pending(store: Store, embedder, settings: Settings, progress: Progress
             batch = nodes[i:i + bs]
             texts = [embed_text(n, limit) for n in batch]
             hashes = [text_hash(t) for t in texts]
-            known = store.vectors_by_embed_hash(kind, hashes)
+            known = store.vectors.by_embed_hash(kind, hashes)
             todo = sorted({t for t, h in zip(texts, hashes) if h not in known}, key=len)  # less padding
             fresh = dict(zip(todo, embedder.embed_passages(todo))) if todo else {}
             vecs = np.stack([fresh[t] if t in fresh else np.frombuffer(known[h], dtype=np.float32)
                              for t, h in zip(texts, hashes)])
             with store.transaction():
-                store.put_vectors(kind, [n["rowid"] for n in batch], vecs, hashes)
+                store.vectors.put(kind, [n["rowid"] for n in batch], vecs, hashes)
             done += len(batch)
             embedded += len(todo)
             progress("embed", done, total)

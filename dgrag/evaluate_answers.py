@@ -87,10 +87,11 @@ def _score(settings: Settings, retriever, llm, q: dict, cfg: dict, ks: list[int]
     from .answer import Answerer, ContextBook
 
     golds = gold_answers(q)
-    res = retriever.retrieve(q["question"], cfg)
+    found = retriever.search(q["question"], cfg)
+    res = found.to_api()
     key, gold = gold_of(q)
     book = ContextBook(settings.chat_context_tokens)
-    book.add(res, 1)
+    book.add(found, 1)
     row = {"id": q.get("id"), "recall": {str(k): recall_at(res["chunks"], key, gold, k) for k in ks},
            "answer_recall": {str(k): float(contains_answer("\n".join(c.get("text", "") for c in res["chunks"][:k]),
                                                            golds)) for k in ks},
@@ -101,8 +102,8 @@ def _score(settings: Settings, retriever, llm, q: dict, cfg: dict, ks: list[int]
     events = list(Answerer(settings, retriever, llm=llm, style="short").chat(q["question"], retrieval_config=cfg))
     done = events[-1]
     prediction = done["answer"].strip().splitlines()[0] if done["answer"].strip() else ""
-    found = "\n".join(it.get("text", "") for e in events if e["type"] == "retrieval"
-                      for kind in ("chunks", "codes", "tables", "images") for it in e["result"][kind])
+    found = "\n".join(it.text for e in events if e["type"] == "retrieval"
+                      for it in e["result"].all_references())
     meta = done.get("meta", {})
     row.update(prediction=prediction, em=exact_match(prediction, golds), f1=token_f1(prediction, golds),
                answer_recall_agent=float(contains_answer(found, golds)), rounds=meta.get("rounds", 0),

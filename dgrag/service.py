@@ -17,6 +17,7 @@ from typing import Callable, Iterator
 
 from .backends.embedders import lower_priority
 from .config import PROJECT_ROOT, Settings
+from .core import chat_to_api
 from .errors import AccessDenied, ConfigError, DgragError, IndexFileError, IndexNotReady
 from .workflows import Job, JobCancelled, Progressive, Writer  # noqa: F401 - Job, JobCancelled: re-exported
 
@@ -151,7 +152,7 @@ class Service:
         from .store import Store
 
         with Store(self.settings.db_path, readonly=True) as st:
-            return {**st.stats(), "enrichment": st.enrich_counts(), "skipped_files": st.skipped_files()[:50]}
+            return {**st.stats(), "enrichment": st.logs.enrich_counts(), "skipped_files": st.logs.skipped_files()[:50]}
 
     # ---- answering ----------------------------------------------------------------------
     def check_request(self, query, config: dict | None = None) -> str:
@@ -192,7 +193,7 @@ class Service:
                 results.append(ev["result"])
             elif ev["type"] == "done":
                 answer, meta = ev["answer"], ev.get("meta", {})
-        return {**chat_response(query, results, answer, time.perf_counter() - t0), "meta": meta}
+        return {**chat_to_api(query, results, answer, time.perf_counter() - t0), "meta": meta}
 
     # ---- writing ------------------------------------------------------------------------
     def run_job(self, name: str, work: Callable[[Job], dict], secret: str | None = None) -> Job:
@@ -253,7 +254,7 @@ class Service:
                 raise IndexFileError("the uploaded file fails SQLite's integrity check")
             # the file decides the model (a server started with an explicit other one refuses it);
             # it must be one this server can load, at the recorded dimension
-            emb = make_embedder(resolve_embedder(self.settings, st.all_meta(), "the uploaded file"), role="query")
+            emb = make_embedder(resolve_embedder(self.settings, st.meta.items(), "the uploaded file"), role="query")
             st.check_embedder(emb.model_id, emb.dim)
             stats = st.stats()
         target = Path(self.settings.db_path)
@@ -275,27 +276,9 @@ def _has_build_record(db: Path) -> bool:
 
     try:
         with Store(db, readonly=True) as st:
-            return st.get_meta(META_KEY) is not None
+            return st.meta.get(META_KEY) is not None
     except DgragError:
         return False
-
-
-def chat_response(query: str, results: list[dict], answer: str, seconds: float) -> dict:
-    chunks = [c for r in results for c in r["chunks"]]
-    timing = dict(results[0]["timing"]) if results else {}
-    timing["total"] = round(seconds, 4)
-    timing["llm"] = round(max(0.0, seconds - sum(r["timing"]["rag_total"] for r in results)), 4)
-    return {"query": query, "rag_context": "\n\n".join(r["context"] for r in results),
-            "llm_response": answer, "rag_chunks_count": len(chunks),
-            "rag_codes_count": sum(len(r["codes"]) for r in results),
-            "rag_tables_count": sum(len(r["tables"]) for r in results),
-            "rag_images_count": sum(len(r["images"]) for r in results),
-            "references": [_ref(i) for r in results for k in ("chunks", "codes", "tables", "images") for i in r[k]],
-            "timing": timing}
-
-
-def _ref(item: dict) -> dict:
-    return {k: item.get(k) for k in ("id", "type", "breadcrumb", "source_url", "score", "image_url") if k in item}
 
 
 def _same(a: str, b: str) -> bool:

@@ -125,7 +125,7 @@ def _chat_tab(gr, service: Service) -> None:
         try:
             for ev in service.chat_events(message, past, True, not only, _overrides(meth, values)):
                 if ev["type"] == "retrieval":
-                    found.append(ev["result"])
+                    found.append(ev["result"].to_api())
                 elif ev["type"] == "round":  # the agent's searches: "searched for X, then for Y"
                     rounds.append(ev)
                 elif ev["type"] == "text":
@@ -178,7 +178,7 @@ def _labels(service: Service, rowids: list[str]) -> dict[str, tuple[str, str]]:
     from .store import Store
 
     with Store(service.settings.db_path, readonly=True) as st:
-        return {str(n["rowid"]): (n["id"], n["type"]) for n in st.nodes_by_rowids([int(r) for r in rowids])}
+        return {str(n["rowid"]): (n["id"], n["type"]) for n in st.nodes.by_rowids([int(r) for r in rowids])}
 
 
 def _subgraph_image(service: Service, trace: dict):

@@ -66,6 +66,14 @@ def embedder():
 
 
 @pytest.fixture(scope="session")
+def hash_embedder():
+    """No model: deterministic hashed features, for tests of plumbing rather than ranking."""
+    from dgrag.backends.embedders import make_embedder
+
+    return make_embedder(Settings(embedder="hash"))
+
+
+@pytest.fixture(scope="session")
 def fixture_index(tmp_path_factory, embedder):
     """The excerpt indexed once per session: (settings, report). Treat as read-only."""
     from dgrag.ingest.pipeline import index_folder

@@ -15,6 +15,7 @@ import pytest
 from app_server import free_port
 from dgrag.answer import Answerer, ContextBook, check_citations
 from dgrag.config import Settings
+from dgrag.core import Reference, RetrievalResult
 from dgrag.retrieve.retriever import Retriever
 
 Q1, Q2 = "ACE Tools create an application", "run the application on a device"
@@ -27,9 +28,9 @@ class RecordingRetriever(Retriever):
         super().__init__(*a, **kw)
         self.queries: list[str] = []
 
-    def retrieve(self, query, overrides=None):
+    def search(self, query, overrides=None):
         self.queries.append(query)
-        return super().retrieve(query, overrides)
+        return super().search(query, overrides)
 
 
 def _tool_messages(request: dict) -> list[dict]:
@@ -197,7 +198,7 @@ def test_context_stays_within_the_budget_lowest_scores_trimmed_first(fixture_ind
     meta = events[-1]["meta"]
     assert meta["trimmed"] > 0 and 0 < meta["context_tokens"] <= 600
     result = next(e["result"] for e in events if e["type"] == "retrieval")
-    found = [it for k in ("chunks", "codes", "tables", "images") for it in result[k]]
+    found = [ref.to_api() for ref in result.all_references()]
     kept = {r["id"] for r in meta["references"]}
     assert max(it["score"] for it in found if it["id"] not in kept) <= min(r["score"] for r in meta["references"])
     final = [r["json"] for r in server.chat_requests() if r["json"].get("stream")][-1]["messages"][-1]["content"]
@@ -206,17 +207,19 @@ def test_context_stays_within_the_budget_lowest_scores_trimmed_first(fixture_ind
 
 def test_the_book_trims_the_lowest_scored_and_never_repeats():
     def item(i, score, n=400):
-        return {"id": f"c{i}", "type": "chunk", "score": score, "breadcrumb": f"P / {i}", "source_url": "u",
-                "text": "w " * n}
+        return Reference(f"c{i}", "chunk", score, f"P / {i}", "u", text="w " * n)
+
+    def found(*refs):
+        return RetrievalResult("q", "dense", {"chunks": refs}, "", {"rag_total": 0.0})
 
     book = ContextBook(300)
-    first = book.add({"chunks": [item(1, 0.9), item(2, 0.2)]}, 1)
+    first = book.add(found(item(1, 0.9), item(2, 0.2)), 1)
     assert [e.item["id"] for e in first.new] == ["c1"] and book.trimmed == ["c2"]
-    again = book.add({"chunks": [item(1, 0.9), item(3, 0.95, 100)]}, 2)
+    again = book.add(found(item(1, 0.9), item(3, 0.95, 100)), 2)
     assert again.repeated == 1 and [e.item["id"] for e in again.new] == ["c3"]
     assert [r["id"] for r in book.references()] == ["c1", "c3"] and book.tokens() <= 300
     lone = ContextBook(10)
-    lone.add({"chunks": [item(1, 0.5)]}, 1)
+    lone.add(found(item(1, 0.5)), 1)
     assert len(lone.live()) == 1  # one item is always kept
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from app_server import app_settings, start_app
 
-TIMING = {"stage1_embedding", "stage2_rerank", "stage3_spread", "stage4_final_rerank", "stage4_merge", "rag_total"}
+TIMING = {"stage1_query_embedding", "stage1_recall", "stage2_rerank", "stage3_spread", "stage4_final_rerank", "stage4_merge", "rag_total"}
 
 
 @pytest.fixture(scope="module")

@@ -68,12 +68,12 @@ def test_faults_lose_nothing_and_retry_failed_completes(indexed, openai_server_f
         first = run_step(store, settings, "openie", llm, max_workers=4)
         assert first.done + first.failed == first.total
         assert first.failed > 0  # with 2 retries, some items exhaust them
-        status = store.enrich_counts()["openie"]
+        status = store.logs.enrich_counts()["openie"]
         assert status.get("done", 0) + status.get("failed", 0) == first.total
         server.set_fault_rate(0.0)
         second = run_step(store, settings, "openie", llm, retry_failed=True, max_workers=4)
         assert second.total == first.failed and second.failed == 0
-        assert store.enrich_counts()["openie"] == {"done": first.total}
+        assert store.logs.enrich_counts()["openie"] == {"done": first.total}
         reasons = " ".join(r for _, r in first.failures)
         assert "sk-secret-123" not in reasons
 

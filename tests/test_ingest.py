@@ -56,9 +56,10 @@ def test_code_table_image_nodes_hang_under_their_chunk(fixture_index):
     code = store.con.execute("SELECT meta, summary FROM nodes WHERE type='code' LIMIT 1").fetchone()
     meta = json.loads(code[0])
     assert "…" in meta["context"] and code[1]  # ±context_lines around the block, and a summary
-    # the chunk's filter text has no code and no image markup
-    filt = [json.loads(m)["filter"] for (m,) in store.con.execute("SELECT meta FROM nodes WHERE type='chunk'")]
-    assert not any("```" in f or "![" in f for f in filt)
+    # the chunk's prose has no code and no image markup (and is not kept twice in meta)
+    rows = store.con.execute("SELECT prose, meta FROM nodes WHERE type='chunk'").fetchall()
+    assert rows and all(p is not None and "filter" not in json.loads(m) for p, m in rows)
+    assert any(p.strip() for p, _ in rows) and not any("```" in p or "![" in p for p, _ in rows)
 
 
 def test_images_resolved_merged_and_problems_reported(fixture_index):
@@ -72,7 +73,7 @@ def test_images_resolved_merged_and_problems_reported(fixture_index):
     assert report.images_merged >= 5
     figures = settings.docs_root / "en/application-dev/quick-start/figures"
     shas = [hashlib.sha256((figures / f).read_bytes()).hexdigest() for f in ("newPage.png", "newPage-small.png")]
-    reps = {store.image_representative(s) for s in shas}
+    reps = {store.images.representative(s) for s in shas}
     assert reps == {shas[0]}  # the scaled-down copy now points at the full-size one
     row = store.con.execute("SELECT rowid, meta FROM nodes WHERE type='image' AND content_hash=?",
                             (shas[0],)).fetchall()
@@ -82,7 +83,7 @@ def test_images_resolved_merged_and_problems_reported(fixture_index):
     parents = store.con.execute(
         "SELECT count(DISTINCT src) FROM edges WHERE dst=? AND type='contains'", (row[0][0],)).fetchone()[0]
     assert parents >= 3  # en page, zh page, gallery (twice: small copy + Windows path)
-    data, fmt = store.image_bytes(meta["sha"])
+    data, fmt = store.images.data(meta["sha"])
     assert data[:4] == b"\x89PNG" and fmt == "png"
 
 
@@ -124,7 +125,9 @@ def test_deleted_page_loses_its_nodes_edges_and_vectors(indexed, embedder):
     assert store.integrity_check() == "ok"
 
 
-def test_interrupted_embedding_resumes(settings, store, embedder):
+def test_interrupted_embedding_resumes(settings, store, hash_embedder):
+    embedder = hash_embedder  # what is checked is what gets committed, not what the vectors mean
+
     class Flaky:
         model_id, dim = embedder.model_id, embedder.dim
 
@@ -154,8 +157,8 @@ def test_another_process_reads_the_file_while_open(fixture_index):
     code = (
         "import sys, json; from dgrag.store import Store; import numpy as np\n"
         "st = Store(sys.argv[1], readonly=True)\n"
-        "ids, mat = st.all_vectors('chunk')\n"
-        "hits = st.knn('chunk', mat[0], 3)\n"
+        "ids, mat = st.vectors.matrix('chunk')\n"
+        "hits = st.vectors.knn('chunk', mat[0], 3)\n"
         "print(json.dumps({'n': len(ids), 'top': hits[0][0] == int(ids[0])}))\n"
     )
     out = subprocess.run([sys.executable, "-c", code, str(settings.db_path)], capture_output=True, text=True,
@@ -187,5 +190,5 @@ def test_ssim_check_keeps_true_near_duplicates_merged(settings):
         figures = s.docs_root / "en/application-dev/quick-start/figures"
         small = hashlib.sha256((figures / "newPage-small.png").read_bytes()).hexdigest()
         full = hashlib.sha256((figures / "newPage.png").read_bytes()).hexdigest()
-        assert st.image_representative(small) == full
+        assert st.images.representative(small) == full
     assert report.images_merged >= 5

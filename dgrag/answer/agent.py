@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from ..config import Settings
+from ..core import RetrievalResult
 from ..errors import DeadlineExceeded, DgragError, LLMError, QueryRejected
 from ..prompts import render
 from .book import ContextBook
@@ -47,7 +48,7 @@ class Answerer:
         self.llm = chat_llm(settings) if llm == "auto" else llm
         self.style = style
 
-    def answer_once(self, question: str, result: dict) -> str:
+    def answer_once(self, question: str, result: RetrievalResult) -> str:
         """A non-streaming answer over an existing retrieval result (no further searches)."""
         if self.llm is None:
             return "".join(e["text"] for e in self._offline(question, [result]) if e["type"] == "text")
@@ -67,7 +68,7 @@ class Answerer:
         if self.llm is None:
             results = []
             if use_rag:
-                results.append(self.retriever.retrieve(query, retrieval_config))
+                results.append(self.retriever.search(query, retrieval_config))
                 yield {"type": "retrieval", "query": query, "result": results[0]}
             yield from self._offline(query, results)
             return
@@ -80,8 +81,8 @@ class Answerer:
         return Run(ContextBook(self.settings.chat_context_tokens))
 
     # ---- without an LLM: the retrieved context is the answer (unchanged) -------------------------
-    def _offline(self, question: str, results: list[dict]) -> Iterator[dict]:
-        context = "\n\n".join(r["context"] for r in results if r.get("context"))
+    def _offline(self, question: str, results: list[RetrievalResult]) -> Iterator[dict]:
+        context = "\n\n".join(r.context for r in results if r.context)
         note = ("未配置 LLM：以下是检索到的相关文档内容。\n\n" if language_of(question) == "zh"
                 else "No LLM is configured: here is the retrieved context.\n\n")
         text = note + (context or "(nothing found)")
@@ -127,7 +128,7 @@ class Answerer:
                     mode: str) -> Iterator[dict]:
         t0 = time.perf_counter()
         try:
-            result = self.retriever.retrieve(q, config)
+            result = self.retriever.search(q, config)
         except (QueryRejected, DeadlineExceeded) as exc:
             # a search the model wrote (too long, or past the time left): the answer goes on
             # from what was found, and the model is told why this one gave nothing

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..core import SECTIONS as KINDS
+from ..core import RetrievalResult
 from .tokens import estimate_tokens
 
-KINDS = ("chunks", "codes", "tables", "images")
 
 
 @dataclass
@@ -40,12 +41,12 @@ class ContextBook:
         self.trimmed: list[str] = []
         self.calls = 0
 
-    def add(self, result: dict, round_no: int) -> Added:
+    def add(self, result: RetrievalResult, round_no: int) -> Added:
         call = self.calls
         self.calls += 1
         new, repeated = [], 0
         for kind in KINDS:
-            for it in result.get(kind, []):
+            for it in (ref.to_api() for ref in result.references[kind]):
                 if it["id"] in self._entries:
                     repeated += 1
                     continue
@@ -53,7 +54,7 @@ class ContextBook:
                 self._entries[it["id"]] = e
                 new.append(e)
         self._trim()
-        return Added([e for e in new if not e.dropped], repeated, {k: len(result.get(k, [])) for k in KINDS})
+        return Added([e for e in new if not e.dropped], repeated, {k: len(result.references[k]) for k in KINDS})
 
     def _trim(self) -> None:
         live = self.live()

@@ -44,7 +44,7 @@ def image_parts(settings: Settings, db_path: Path, numbered: list[tuple[int, dic
         return parts, notes
     with Store(db_path, readonly=True) as st:
         for n, it in images:
-            found = st.image_bytes(it["image_sha"])
+            found = st.images.data(it["image_sha"])
             if found is None:
                 notes.append(f"[{n}] image not in the index file")
                 continue

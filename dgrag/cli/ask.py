@@ -17,9 +17,10 @@ def cmd_query(args) -> int:
     if not args.question.strip():
         raise DgragError("empty question")
     retriever = Retriever(settings)
-    result = retriever.retrieve(args.question, retrieval_overrides(args))
+    found = retriever.search(args.question, retrieval_overrides(args))
+    result = found.to_api()
     if not args.no_llm:
-        result["answer"] = Answerer(settings, retriever).answer_once(args.question, result)
+        result["answer"] = Answerer(settings, retriever).answer_once(args.question, found)
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
         return 0

@@ -131,7 +131,7 @@ class ChatSession:
             turn["asked"] = ev["query"]
             self._write(f"(follow-up read as: {ev['query']})\n")
         elif kind == "retrieval":
-            turn["results"].append(ev["result"])
+            turn["results"].append(ev["result"].to_api())
             if ev.get("query") and ev["query"] != turn["asked"] and getattr(self.answerer, "llm", None) is not None:
                 self._write(f"(searching: {ev['query']})\n")
         elif kind == "text":

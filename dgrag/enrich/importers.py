@@ -35,7 +35,7 @@ def import_passages(store: Store, path: Path, progress=None) -> dict:
     if not isinstance(data, list):
         raise DgragError(f"{path}: expected a JSON list of {{title, text}} passages")
     added = unchanged = bad = 0
-    log = store.file_log()
+    log = store.logs.files()
     with store.transaction():
         for idx, item in enumerate(data):
             if not isinstance(item, dict) or not isinstance(item.get("text"), str):
@@ -47,10 +47,10 @@ def import_passages(store: Store, path: Path, progress=None) -> dict:
             if log.get(p, (None,))[0] == digest:
                 unchanged += 1
                 continue
-            old = store.nodes_of_file(p)
-            store.delete_nodes([r for r, _ in old.values()])
+            old = store.nodes.of_file(p)
+            store.nodes.delete([r for r, _ in old.values()])
             _insert_passage(store, p, idx, title, text, digest)
-            store.log_file(p, digest, "ok", "", 2)
+            store.logs.log_file(p, digest, "ok", "", 2)
             added += 1
             if progress:
                 progress("import", idx + 1, len(data))
@@ -61,12 +61,12 @@ def _insert_passage(store: Store, p: str, idx: int, title: str, text: str, diges
     lang = detect_language(text)
     common = {"source_path": p, "line_start": 1, "line_end": 1, "language": lang, "source_url": p,
               "breadcrumb": title, "summary_source": "extractive"}
-    f = store.insert_node({**common, "id": node_id("file", p), "type": "file", "text": title,
+    f = store.nodes.insert({**common, "id": node_id("file", p), "type": "file", "text": title,
                            "summary": title, "content_hash": digest, "meta": {"corpus_idx": idx, "title": title}})
-    c = store.insert_node({**common, "id": node_id("chunk", p, title, ""), "type": "chunk", "text": text,
-                           "summary": text[:300], "content_hash": content_hash(text),
-                           "meta": {"corpus_idx": idx, "title": title, "level": 0, "filter": text}})
-    store.add_edges([(f, c, "contains", 1.0)])
+    c = store.nodes.insert({**common, "id": node_id("chunk", p, title, ""), "type": "chunk", "text": text,
+                           "summary": text[:300], "content_hash": content_hash(text), "prose": text,
+                           "meta": {"corpus_idx": idx, "title": title, "level": 0}})
+    store.edges.add([(f, c, "contains", 1.0)])
 
 
 def _as_list(value) -> list:
@@ -107,7 +107,7 @@ def import_openie(store: Store, path: Path, progress=None) -> dict:
             trip = [t for t in trip if all(t)]
             malformed += len(raw) - len(trip)  # not (head, relation, tail): reported, not guessed at
             write_semantics(store, chunk["rowid"], ents, trip, chunk["language"] or "en", "import")
-            store.log_enrich(chunk["rowid"], "openie", "done", "imported", 0,
+            store.logs.log_enrich(chunk["rowid"], "openie", "done", "imported", 0,
                              input_hash("openie", openie_input(chunk)))
             matched += 1
             entities += len(ents)
@@ -119,9 +119,9 @@ def import_openie(store: Store, path: Path, progress=None) -> dict:
 
 
 def _passage_chunks(store: Store) -> dict[int, dict]:
-    rowids = store.nodes_of_type(["chunk"])
+    rowids = store.nodes.of_type(["chunk"])
     out = {}
-    for n in store.nodes_by_rowids(rowids):
+    for n in store.nodes.by_rowids(rowids):
         if "corpus_idx" in n["meta"]:
             out[int(n["meta"]["corpus_idx"])] = n
     return out

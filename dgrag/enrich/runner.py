@@ -47,16 +47,17 @@ class StoreCache:
 
     def get(self, key: str) -> str | None:
         with self.store.write_lock:
-            return self.store.cache_get(key)
+            return self.store.logs.cache_get(key)
 
     def put(self, key: str, model: str, response: str) -> None:
-        self.store.cache_put(key, model, response)
+        with self.store.write_lock:  # worker threads share the connection
+            self.store.logs.cache_put(key, model, response)
 
 
 def pending_items(store: Store, step: Step, *, retry_failed: bool, use_llm: bool, limit: int | None) -> list[dict]:
-    status = store.enrich_status(step.name)
+    status = store.logs.enrich_status(step.name)
     out = []
-    for node in store.nodes_by_rowids(store.nodes_of_type(step.kinds)):
+    for node in store.nodes.by_rowids(store.nodes.of_type(step.kinds)):
         if step.name == "openie" and len(step.inputs(node).strip()) < 20:
             continue
         have = status.get(node["rowid"])
@@ -107,7 +108,7 @@ def _dry_run(step: Step, items: list[dict], report: StepReport) -> None:
 def _apply(store: Store, step: Step, node: dict, result, source: str, report: StepReport) -> None:
     with store.transaction():
         step.apply(store, node, result, source)
-        store.log_enrich(node["rowid"], step.name, "done" if source == "llm" else "offline", "", 1, node["_hash"])
+        store.logs.log_enrich(node["rowid"], step.name, "done" if source == "llm" else "offline", "", 1, node["_hash"])
     if source == "llm":
         report.done += 1
     else:
@@ -116,7 +117,7 @@ def _apply(store: Store, step: Step, node: dict, result, source: str, report: St
 
 def _fail(store: Store, step: Step, node: dict, reason: str, report: StepReport) -> None:
     with store.transaction():
-        store.log_enrich(node["rowid"], step.name, "failed", reason, 1, node["_hash"])
+        store.logs.log_enrich(node["rowid"], step.name, "failed", reason, 1, node["_hash"])
     report.failed += 1
     report.failures.append((node["id"], reason))
 
@@ -133,7 +134,7 @@ def _run_pool(store, settings, step, llm, items, report, max_workers, progress, 
             node = next(pending, None)
             if node is None or (cancel is not None and cancel.is_set()):
                 return False
-            kwargs = {"image": store.image_bytes(node["meta"].get("sha", ""))} if step.name == "captions" else {}
+            kwargs = {"image": store.images.data(node["meta"].get("sha", ""))} if step.name == "captions" else {}
             running[pool.submit(step.ask, llm, node, **kwargs)] = node
             return True
 

@@ -14,8 +14,8 @@ from ..store import Store
 def finalize(store: Store, settings: Settings, embedder, progress: Progress | None = None) -> dict:
     """Bring edges and vectors in line with the facts; returns counts of what it did."""
     with store.transaction():
-        removed = store.gc_entities()
-        edges = store.rebuild_semantic_edges()
+        removed = store.nodes.gc_entities()
+        edges = store.semantic.rebuild_edges()
     out = {"entities_removed": removed, "edges": edges}
     if embedder is not None:
         store.bind_embedder(embedder.model_id, embedder.dim)
@@ -29,18 +29,18 @@ def embed_facts(store: Store, embedder, settings: Settings, progress: Progress |
     """Vectors for the facts that have none, in committed batches. A fact text embedded before
     (the same triple from another chunk: a quarter of them on the ArkUI-X corpus) reuses its
     vector. Returns the number of texts the model embedded."""
-    pending = store.pending_facts()
+    pending = store.semantic.pending_facts()
     bs, embedded = max(1, settings.embedding_batch_size), 0
     for i in range(0, len(pending), bs):
         batch = pending[i:i + bs]
-        known = store.fact_vectors_by_text([t for _, t in batch])
+        known = store.semantic.fact_vectors_by_text([t for _, t in batch])
         todo = sorted({t for _, t in batch if t not in known}, key=len)  # less padding
         fresh = dict(zip(todo, embedder.embed_passages([t[:settings.embedding_max_chars] for t in todo])))
         vecs = np.stack([fresh[t] if t in fresh else np.frombuffer(known[t], dtype=np.float32) for _, t in batch])
         with store.transaction():
-            store.put_vectors("fact", [r for r, _ in batch], vecs,
+            store.vectors.put("fact", [r for r, _ in batch], vecs,
                               [text_hash(t[:settings.embedding_max_chars]) for _, t in batch])
-            store.mark_facts_embedded([r for r, _ in batch])
+            store.semantic.mark_facts_embedded([r for r, _ in batch])
         embedded += len(todo)
         if progress:
             progress("embed facts", i + len(batch), len(pending))
@@ -59,7 +59,7 @@ def synonymy_threshold(store: Store, settings: Settings, embedder) -> float:
     run and a full rebuild draw the same edges. Recorded in the index's meta.
     """
     key = f"synonymy_threshold:{embedder.model_id}"
-    cached = store.get_meta(key)
+    cached = store.meta.get(key)
     if cached is not None:
         return float(cached)
     terms = PROBE_TERMS.read_text(encoding="utf-8").split()
@@ -68,37 +68,37 @@ def synonymy_threshold(store: Store, settings: Settings, embedder) -> float:
     floor = float(np.quantile(background, 0.99)) if background.size else 0.0
     effective = max(settings.synonymy_edge_sim_threshold, min(floor, 0.995))
     with store.transaction():
-        store.set_meta("synonymy_background_mean", f"{float(background.mean()) if background.size else 0:.4f}")
-        store.set_meta(key, f"{effective:.4f}")
+        store.meta.set("synonymy_background_mean", f"{float(background.mean()) if background.size else 0:.4f}")
+        store.meta.set(key, f"{effective:.4f}")
     return effective
 
 
 def embed_entity_names(store: Store, embedder, settings: Settings) -> int:
     """Name-only vectors: synonymy is about what an entity is called (as in HippoRAG)."""
-    from ..store.store import NAME_VECTORS
+    from ..store import NAME_VECTORS
 
-    pending = store.entities_without_name_vector()
+    pending = store.semantic.entities_without_name_vector()
     bs = max(1, settings.embedding_batch_size) * 4  # names are short
     for i in range(0, len(pending), bs):
         batch = pending[i:i + bs]
         vecs = embedder.embed_passages([name[:100] for _, name in batch])
         with store.transaction():
-            store.put_vectors_bulk(NAME_VECTORS, [r for r, _ in batch], vecs)
+            store.vectors.put_bulk(NAME_VECTORS, [r for r, _ in batch], vecs)
     return len(pending)
 
 
 def add_synonymy_edges(store: Store, settings: Settings, embedder) -> int:
     """KNN synonymy edges for entities that have none computed yet (incremental)."""
-    from ..store.store import NAME_VECTORS
+    from ..store import NAME_VECTORS
 
     embed_entity_names(store, embedder, settings)
-    new = store.entities_without_synonymy()
+    new = store.semantic.entities_without_synonymy()
     if not new:
         return 0
-    ids, mat = store.all_vectors(NAME_VECTORS)
+    ids, mat = store.vectors.matrix(NAME_VECTORS)
     if ids.size < 2:
         with store.transaction():
-            store.mark_synonymy_done(new)
+            store.semantic.mark_synonymy_done(new)
         return 0
     threshold = synonymy_threshold(store, settings, embedder)
     pos = {int(r): i for i, r in enumerate(ids)}
@@ -106,6 +106,6 @@ def add_synonymy_edges(store: Store, settings: Settings, embedder) -> int:
     pairs = knn_pairs(mat[q_idx], mat, settings.synonymy_edge_topk, threshold, ids[q_idx], ids)
     edges = {(min(a, b), max(a, b)): s for a, b, s in pairs}
     with store.transaction():
-        store.add_edges((a, b, "synonymy", float(s)) for (a, b), s in edges.items())
-        store.mark_synonymy_done(new)
+        store.edges.add((a, b, "synonymy", float(s)) for (a, b), s in edges.items())
+        store.semantic.mark_synonymy_done(new)
     return len(edges)

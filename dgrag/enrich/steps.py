@@ -50,7 +50,7 @@ def input_hash(step: str, text: str) -> str:
 # ---- summaries ---------------------------------------------------------------------------
 def summary_input(node: dict) -> str:
     if node["type"] == "chunk":
-        return node["meta"].get("filter", "")[:4000]
+        return (node.get("prose") or "")[:4000]
     if node["type"] in ("code", "table"):
         return f"{node['meta'].get('context', '')[:1500]}\n\n{node['text'][:3000]}"
     return (node["meta"].get("intro") or node["text"])[:4000]  # not the summary: it is the output
@@ -72,7 +72,7 @@ def offline_summary(node: dict) -> str:
 def apply_summary(store, node: dict, result: str, source: str) -> None:
     if source == "offline" and node.get("summary_source") == "extractive":
         return  # already the extractive summary: nothing to change, no re-embedding
-    store.set_summary(node["rowid"], result, "llm" if source == "llm" else "extractive")
+    store.nodes.set_summary(node["rowid"], result, "llm" if source == "llm" else "extractive")
 
 
 # ---- captions ----------------------------------------------------------------------------
@@ -104,7 +104,7 @@ def offline_caption(node: dict) -> str:
 
 # ---- OpenIE ------------------------------------------------------------------------------
 def openie_input(node: dict) -> str:
-    return node["meta"].get("filter", "")[:6000]
+    return (node.get("prose") or "")[:6000]
 
 
 def ask_openie(llm, node: dict, **_: Any) -> dict:
@@ -140,7 +140,7 @@ def apply_openie(store, node: dict, result: dict, source: str) -> None:
 
 
 def write_semantics(store, chunk: int, entities, triples, language: str, source: str) -> None:
-    store.clear_chunk_semantics(chunk)
+    store.semantic.clear_chunk(chunk)
     described: dict[str, tuple[str, str]] = {}
     for name, desc in entities:
         norm = heuristic_openie.normalize_entity(name)
@@ -153,12 +153,12 @@ def write_semantics(store, chunk: int, entities, triples, language: str, source:
                 described[norm] = (name, "")
     rowid_of = {}
     for norm, (name, desc) in described.items():
-        rowid_of[norm] = store.upsert_entity(norm, name, desc, language)
-        store.add_chunk_entity(chunk, rowid_of[norm], source)
+        rowid_of[norm] = store.semantic.upsert_entity(norm, name, desc, language)
+        store.semantic.add_chunk_entity(chunk, rowid_of[norm], source)
     for h, r, t in triples:
         hn, tn = heuristic_openie.normalize_entity(h), heuristic_openie.normalize_entity(t)
         if hn in rowid_of and tn in rowid_of and r.strip():
-            store.add_fact(rowid_of[hn], r.strip(), rowid_of[tn], f"({h}, {r}, {t})", chunk, source)
+            store.semantic.add_fact(rowid_of[hn], r.strip(), rowid_of[tn], f"({h}, {r}, {t})", chunk, source)
 
 
 STEPS = {

@@ -13,7 +13,7 @@ def merge_near_duplicates(store: Store, settings: Settings) -> int:
     """Group representatives; keep the highest resolution of each group, redirect the rest."""
     if not settings.enable_image_content_dedup:
         return 0
-    rows = store.image_hashes()
+    rows = store.images.hashes()
     if len(rows) < 2:
         return 0
     col = 1 if settings.image_dedup_hash_method == "dhash" else 2
@@ -24,7 +24,7 @@ def merge_near_duplicates(store: Store, settings: Settings) -> int:
 
         def thumb(i: int) -> np.ndarray:
             if i not in thumbs:
-                thumbs[i] = gray_thumbnail(store.image_bytes(rows[i][0])[0])
+                thumbs[i] = gray_thumbnail(store.images.data(rows[i][0])[0])
             return thumbs[i]
 
         def accept(i: int, j: int) -> bool:
@@ -37,16 +37,16 @@ def merge_near_duplicates(store: Store, settings: Settings) -> int:
         if len(members) < 2:
             continue
         best = max(members, key=lambda r: ((r[3] or 0) * (r[4] or 0), r[0]))
-        best_node = store.image_node_by_sha(best[0])
+        best_node = store.nodes.image_by_sha(best[0])
         for dup in members:
             if dup is best:
                 continue
-            store.merge_image(dup[0], best[0])
-            dup_node = store.image_node_by_sha(dup[0])
+            store.images.merge(dup[0], best[0])
+            dup_node = store.nodes.image_by_sha(dup[0])
             if dup_node is not None and best_node is None:
-                store.set_image_node_sha(dup_node, best[0], best[3], best[4])
+                store.nodes.set_image_sha(dup_node, best[0], best[3], best[4])
                 best_node = dup_node
             elif dup_node is not None:
-                store.redirect_node(dup_node, best_node)
+                store.nodes.redirect(dup_node, best_node)
             merged += 1
     return merged

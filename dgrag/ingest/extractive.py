@@ -26,7 +26,7 @@ def first_sentences(text: str, n: int = 2, max_chars: int = 300) -> str:
 
 
 def summarize_file(title: str, chunks: list[dict]) -> str:
-    intro = next((c["meta"].get("filter", "") for c in chunks if c["meta"].get("filter", "").strip()), "")
+    intro = next((c["prose"] for c in chunks if (c.get("prose") or "").strip()), "")
     intro = "\n".join(intro.split("\n")[1:]) or intro  # drop the heading line
     sections = [c["meta"].get("title", "") for c in chunks if c["meta"].get("level") == 2][:12]
     parts = [title, first_sentences(intro, 2)]
@@ -36,8 +36,8 @@ def summarize_file(title: str, chunks: list[dict]) -> str:
 
 
 def summarize_chunk(node: dict) -> str:
-    filt = node["meta"].get("filter", "")
-    body = "\n".join(filt.split("\n")[1:]) if node["meta"].get("level") else filt
+    prose = node.get("prose") or ""
+    body = "\n".join(prose.split("\n")[1:]) if node["meta"].get("level") else prose
     return "\n".join(p for p in (node["breadcrumb"], first_sentences(body, 2)) if p)
 
 

@@ -279,9 +279,9 @@ class _PageParser:
             nxt = next(s for s in starts if s > c["line_start"]) if c["line_start"] < starts[-1] else starts[-1]
             c["line_end"] = max(c["line_start"], nxt - 1)
             c["text"] = "\n".join(self.lines[c["line_start"] - 1:c["line_end"]]).strip()
-            c["meta"]["filter"] = "\n".join(c["meta"].pop("filter", []))
+            c["prose"] = "\n".join(c["meta"].pop("filter", []))
             c["content_hash"] = content_hash(c["text"])
-        self.page.nodes = [n for n in self.page.nodes if n["type"] != "chunk" or n["text"] or n["meta"]["filter"]]
+        self.page.nodes = [n for n in self.page.nodes if n["type"] != "chunk" or n["text"] or n["prose"]]
 
 
 def parse_page(path: str, text: str, *, context_lines: int = 15, exists=lambda p: True) -> ParsedPage:

@@ -112,39 +112,39 @@ class Indexer:
         if embedder is not None:
             self.store.bind_embedder(embedder.model_id, embedder.dim)
         with self.store.transaction():
-            self.store.set_meta("docs_root", str(self.root.resolve()))
-            self.store.set_meta("url_template", self.s.url_template)
+            self.store.meta.set("docs_root", str(self.root.resolve()))
+            self.store.meta.set("url_template", self.s.url_template)
         if pages is None:
             pages = list_pages(self.root, self.s.include)
         self.report.files_seen = len(pages)
         self._delete_missing(set(pages))
-        log = self.store.file_log()
+        log = self.store.logs.files()
         for i, path in enumerate(pages):
             self._one_page(path, log.get(path))
             self.progress("parse", i + 1, len(pages))
         with self.store.transaction():
             if self.report.files_indexed or self.report.files_deleted:
-                self.store.gc_entities()  # entities only the changed pages mentioned
-                self.store.rebuild_semantic_edges()
-            self.report.jump_edges = self.store.rebuild_jump_edges()
+                self.store.nodes.gc_entities()  # entities only the changed pages mentioned
+                self.store.semantic.rebuild_edges()
+            self.report.jump_edges = self.store.edges.rebuild_jump()
             merge_near_duplicates(self.store, self.s)
             exact = len(self._image_files) - len(set(self._image_files.values()))
-            self.report.images_merged = self.store.merged_image_count() + exact
-            self.store.drop_unused_images()
+            self.report.images_merged = self.store.images.merged_count() + exact
+            self.store.images.drop_unused()
         if embedder is not None:
             self.report.embedded = embed_pending(self.store, embedder, self.s, self.progress)
-        self.report.skipped = self.store.skipped_files()
+        self.report.skipped = self.store.logs.skipped_files()
         self.report.seconds = time.perf_counter() - t0
         return self.report
 
     def _delete_missing(self, present: set[str]) -> None:
-        for path in sorted(set(self.store.file_log()) - present):
+        for path in sorted(set(self.store.logs.files()) - present):
             with self.store.transaction():
-                old = self.store.nodes_of_file(path)
-                self.store.delete_nodes([r for r, _ in old.values()])
-                for rowid in self.store.image_node_rowids_unreferenced():
-                    self.store.delete_nodes([rowid])
-                self.store.forget_file(path)
+                old = self.store.nodes.of_file(path)
+                self.store.nodes.delete([r for r, _ in old.values()])
+                for rowid in self.store.nodes.unreferenced_images():
+                    self.store.nodes.delete([rowid])
+                self.store.logs.forget_file(path)
             self.report.files_deleted += 1
 
     def _one_page(self, path: str, logged: tuple[str | None, str] | None) -> None:
@@ -166,43 +166,43 @@ class Indexer:
             return self._skip(path, digest, str(exc))
         with self.store.transaction():
             n = self._write_page(page, digest)
-            self.store.log_file(path, digest, "ok", "; ".join(page.problems)[:2000], n)
+            self.store.logs.log_file(path, digest, "ok", "; ".join(page.problems)[:2000], n)
         self.report.files_indexed += 1
         self.report.problems.extend(f"{path}: {p}" for p in page.problems)
         return None
 
     def _skip(self, path: str, digest: str | None, reason: str) -> None:
         with self.store.transaction():
-            old = self.store.nodes_of_file(path)
-            self.store.delete_nodes([r for r, _ in old.values()])
-            self.store.log_file(path, digest, "skipped", reason)
+            old = self.store.nodes.of_file(path)
+            self.store.nodes.delete([r for r, _ in old.values()])
+            self.store.logs.log_file(path, digest, "skipped", reason)
 
     # ---- writing one page ---------------------------------------------------------------
     def _write_page(self, page: ParsedPage, digest: str) -> int:
         nodes = self._finish_nodes(page, digest)
-        old = self.store.nodes_of_file(page.path)
+        old = self.store.nodes.of_file(page.path)
         rowid_of: dict[str, int] = {}
         for node in nodes:
             have = old.get(node["id"])
             if have is None:
-                rowid_of[node["id"]] = self.store.insert_node(node)
+                rowid_of[node["id"]] = self.store.nodes.insert(node)
                 self.report.nodes_added[node["type"]] = self.report.nodes_added.get(node["type"], 0) + 1
             elif have[1] == node["content_hash"]:
-                self.store.update_node_position(have[0], node)
+                self.store.nodes.update_position(have[0], node)
                 rowid_of[node["id"]] = have[0]
             else:
-                self.store.update_node(have[0], node)
+                self.store.nodes.update(have[0], node)
                 rowid_of[node["id"]] = have[0]
         gone = [r for i, (r, _) in old.items() if i not in rowid_of]
-        self.store.delete_nodes(gone)
+        self.store.nodes.delete(gone)
         own = list(rowid_of.values())
-        self.store.delete_edges_from(own, ["contains"])
+        self.store.edges.delete_from(own, ["contains"])
         edges = [(rowid_of[a], rowid_of[b], "contains", 1.0) for a, b in page.contains if a in rowid_of and b in rowid_of]
         edges += self._image_edges(page, rowid_of)
-        self.store.add_edges(edges)
-        self.store.replace_links(own, [(rowid_of[c], t, a) for c, t, a in page.links if c in rowid_of])
-        for rowid in self.store.image_node_rowids_unreferenced():
-            self.store.delete_nodes([rowid])
+        self.store.edges.add(edges)
+        self.store.edges.replace_links(own, [(rowid_of[c], t, a) for c, t, a in page.links if c in rowid_of])
+        for rowid in self.store.nodes.unreferenced_images():
+            self.store.nodes.delete([rowid])
         return len(nodes)
 
     def _finish_nodes(self, page: ParsedPage, digest: str) -> list[dict]:
@@ -236,12 +236,12 @@ class Indexer:
                 page.problems.append(str(exc))
                 continue
             self._image_files[ref.path] = info.sha256
-            self.store.put_image(info.sha256, info.data, info.format, info.width, info.height,
+            self.store.images.put(info.sha256, info.data, info.format, info.width, info.height,
                                  info.dhash, info.phash)
-            rep = self.store.image_representative(info.sha256) or info.sha256
-            img_rowid = self.store.image_node_by_sha(rep)
+            rep = self.store.images.representative(info.sha256) or info.sha256
+            img_rowid = self.store.nodes.image_by_sha(rep)
             if img_rowid is None:
-                img_rowid = self.store.insert_node(self._image_node(page, ref, rep, info))
+                img_rowid = self.store.nodes.insert(self._image_node(page, ref, rep, info))
                 self.report.nodes_added["image"] = self.report.nodes_added.get("image", 0) + 1
             edges.append((rowid_of[ref.chunk_id], img_rowid, "contains", 1.0))
         return edges

@@ -135,15 +135,15 @@ def load_index(path: Path | str) -> LoadedIndex:
     edge table (and the snapshot written back, best effort)."""
     t0 = time.perf_counter()
     with Store(path, readonly=True) as store, store.snapshot():
-        meta = store.all_meta()
+        meta = store.meta.items()
         version = int(meta.get("graph_version", 0))
-        blob = store.read_graph_cache(version)
+        blob = store.meta.read_graph_cache(version)
         g = _decode(blob) if blob is not None else _build_graph(store)
         tmp = _Partial(g["rowids"])
         dim = int(meta.get("embedding_dim") or 0)
         vec_idx, vec_mat, type_slices = _node_vectors(store, tmp, dim)
         facts = g["facts"]
-        fact_ids, fact_mat = store.all_vectors("fact") if dim else (np.zeros(0, np.int64), np.zeros((0, 0), np.float32))
+        fact_ids, fact_mat = store.vectors.matrix("fact") if dim else (np.zeros(0, np.int64), np.zeros((0, 0), np.float32))
     order = np.argsort(fact_ids)
     pos = np.searchsorted(fact_ids[order], facts[:, 0]) if fact_ids.size else np.zeros(len(facts), np.int64)
     keep = (pos < fact_ids.size) & (fact_ids[order][np.minimum(pos, max(fact_ids.size - 1, 0))] == facts[:, 0]) \
@@ -166,23 +166,23 @@ def ensure_graph_cache(path: Path | str) -> bool:
     start without rebuilding (or writing) anything; False if it could not be stored (the file
     is busy, read-only, or changed meanwhile)."""
     with Store(path, readonly=True) as store, store.snapshot():
-        version = store.graph_version()
-        if store.read_graph_cache(version) is not None:
+        version = store.meta.graph_version()
+        if store.meta.read_graph_cache(version) is not None:
             return True
         g = _build_graph(store)
     return _save_graph(path, version, g, timeout=30.0)
 
 
 def _build_graph(store: Store) -> dict:
-    rowids, node_type = store.node_table(NODE_TYPE_CODES)
+    rowids, node_type = store.nodes.table(NODE_TYPE_CODES)
     tmp = _Partial(rowids)
-    src, dst, codes, weight = store.edge_table(EDGE_TYPE_CODES, EDGE_TYPE_CODES["other"])
+    src, dst, codes, weight = store.edges.table(EDGE_TYPE_CODES, EDGE_TYPE_CODES["other"])
     s_idx, d_idx = tmp.index_of(src), tmp.index_of(dst)
     ok = (s_idx >= 0) & (d_idx >= 0)
     ga = build_graph_arrays(rowids.size, s_idx[ok], d_idx[ok], codes[ok], weight[ok], node_type)
-    raw = np.array(store.all_facts(), dtype=np.int64).reshape(-1, 4)
+    raw = np.array(store.semantic.all_facts(), dtype=np.int64).reshape(-1, 4)
     facts = np.column_stack([raw[:, 0], tmp.index_of(raw[:, 1]), tmp.index_of(raw[:, 2]), tmp.index_of(raw[:, 3])])
-    names = [(r, n) for r, n in store.entity_names() if n]
+    names = [(r, n) for r, n in store.semantic.entity_names() if n]
     idx = tmp.index_of(np.array([r for r, _ in names], dtype=np.int64))
     good = idx >= 0
     return {"rowids": rowids, "node_type": node_type, "indptr": ga.indptr, "indices": ga.indices, "cost": ga.cost,
@@ -214,7 +214,7 @@ def _node_vectors(store: Store, tmp: "_Partial", dim: int):
         for kind in VECTOR_TYPES:
             if kind == "fact":
                 continue
-            ids, mat = store.all_vectors(kind)
+            ids, mat = store.vectors.matrix(kind)
             idx = tmp.index_of(ids)
             good = np.flatnonzero(idx >= 0)
             take = good[np.argsort(idx[good], kind="stable")]  # in graph order

@@ -5,33 +5,26 @@ scores (best first), plus a trace of what it did.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from ..config import RetrievalConfig
+from ..core import Route, Stage3Result
 from ..kernels.diffusion import diffuse, path_to
 from ..kernels.graph_arrays import EDGE_TYPE_CODES, NODE_TYPE_CODES
 from ..kernels.ppr import ppr_igraph, ppr_scipy
 from ..kernels.ppr_push import ppr_push
 from .loaded import LoadedIndex
-from .stages import Route, on_cosine_scale
+from .stages import on_cosine_scale
 
 COLLECT = ("chunk", "code", "table", "image")
-
-
-@dataclass
-class Stage3:
-    ranked: dict[str, list[tuple[int, float]]]
-    trace: dict = field(default_factory=dict)
 
 
 def node_similarity(li: LoadedIndex, qv: np.ndarray, chunks: Route, dense: np.ndarray | None = None) -> np.ndarray:
     """sim(node, q) for every node: cosine (`dense`, if computed already), with the reranked
     chunks on the cosine scale."""
     sim = np.clip(li.similarity(qv), 0.0, None) if dense is None else dense.copy()
-    if chunks.ids.size:
-        sim[chunks.ids] = on_cosine_scale(chunks)
+    if chunks.positions.size:
+        sim[chunks.positions] = on_cosine_scale(chunks)
     return sim
 
 
@@ -40,11 +33,11 @@ def fact_evidence(li: LoadedIndex, facts: Route, exact: list[int]) -> np.ndarray
     their entities, at every chunk mentioning those entities (shared by 1/degree, so a
     specific entity counts more than a ubiquitous one). Normalised to [0, 1]."""
     ev = np.zeros(li.n_nodes)
-    if facts.ids.size:
+    if facts.positions.size:
         s = facts.score - facts.score.min()
         s = s / s.max() if s.max() > 0 else np.ones_like(s)
-        np.add.at(ev, li.fact_chunk[facts.ids], s)
-        ents = np.concatenate([li.fact_head[facts.ids], li.fact_tail[facts.ids]])
+        np.add.at(ev, li.fact_chunk[facts.positions], s)
+        ents = np.concatenate([li.fact_head[facts.positions], li.fact_tail[facts.positions]])
         _spread_from_entities(li, ev, ents, np.concatenate([s, s]) * 0.5)
     if exact:
         _spread_from_entities(li, ev, np.asarray(exact), np.ones(len(exact)))
@@ -65,21 +58,21 @@ def _spread_from_entities(li: LoadedIndex, ev: np.ndarray, ents: np.ndarray, wei
 
 def seeds_for(li: LoadedIndex, cfg: RetrievalConfig, facts: Route, files: Route, exact: list[int]) -> dict[int, float]:
     seeds: dict[int, float] = {}
-    top = facts.ids[:cfg.fact_seed_k]
+    top = facts.positions[:cfg.fact_seed_k]
     for e in np.concatenate([li.fact_head[top], li.fact_tail[top]]).tolist() + list(exact):
         if e >= 0:
             seeds[e] = max(seeds.get(e, 0.0), cfg.fact_init_weight)
-    for f in files.ids[:cfg.file_seed_k].tolist():
+    for f in files.positions[:cfg.file_seed_k].tolist():
         seeds[f] = max(seeds.get(f, 0.0), cfg.file_init_weight)
     return seeds
 
 
-def run_diffusion(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact: list[int]) -> Stage3:
+def run_diffusion(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact: list[int]) -> Stage3Result:
     facts, files, chunks = routes["fact"], routes["file"], routes["chunk"]
     dense = np.clip(li.similarity(qv), 0.0, None)  # one matmul, shared with the fusion's PPR
     sim = node_similarity(li, qv, chunks, dense)
     seeds = seeds_for(li, cfg, facts, files, exact)
-    mandatory = list(dict.fromkeys(li.fact_chunk[facts.ids[:cfg.fact_seed_k]].tolist() + chunks.ids.tolist()))
+    mandatory = list(dict.fromkeys(li.fact_chunk[facts.positions[:cfg.fact_seed_k]].tolist() + chunks.positions.tolist()))
     mandatory = [m for m in mandatory if m >= 0]
     for m in mandatory:  # mandatory chunks also spread to their code / tables / images
         seeds[m] = max(seeds.get(m, 0.0), cfg.chunk_init_weight)
@@ -89,9 +82,9 @@ def run_diffusion(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact:
     # full" can stop the search (same result, far fewer expansions on e.g. a passage corpus)
     quotas = {t: q for t, q in quotas.items() if li.nodes_of_type(t).size > 0}
     graph, trust = [], 0.0
-    if (facts.ids.size or exact) and (cfg.spread_graph_fusion > 0 or cfg.spread_evidence_weight > 0):
+    if (facts.positions.size or exact) and (cfg.spread_graph_fusion > 0 or cfg.spread_evidence_weight > 0):
         graph = run_ppr(li, cfg, qv, routes, exact, dense).ranked["chunk"][:cfg.spread_chunk_k]
-        trust = graph_trust(li.page_of(), cfg, chunks.ids, graph)
+        trust = graph_trust(li.page_of(), cfg, chunks.positions, graph)
     ev_weight = cfg.spread_evidence_weight * trust
     ev = fact_evidence(li, facts, exact) if ev_weight > 0 else None
     res = diffuse(li.ga, sim, seeds, mandatory, quotas=quotas, max_expansions=cfg.spread_max_expansions,
@@ -103,14 +96,14 @@ def run_diffusion(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact:
     if graph and cfg.spread_graph_fusion * trust > 0:
         ranked["chunk"] = fuse_ranks(ranked["chunk"], graph, cfg.spread_fusion_k, cfg.spread_graph_fusion * trust)
     cited = {n for kind in COLLECT for n, _ in ranked[kind][:30]}  # every item stage 4 may keep cites its path
-    trace = {"expansions": res.expansions, "stop_reason": res.stop_reason, "graph_trust": round(trust, 4),
-             "paths": {n: path_to(res, n) for n in sorted(cited)}}
+    paths = {n: path_to(res, n) for n in sorted(cited)}
+    trace = {"expansions": res.expansions, "stop_reason": res.stop_reason, "graph_trust": round(trust, 4)}
     if cfg.verbose:  # the inspector's picture; ~800 lookups a question otherwise thrown away
         trace.update(seeds=sorted(seeds.items(), key=lambda kv: -kv[1])[:60], mandatory=mandatory[:60],
                      visited=res.visited[:400].tolist(),
                      edges=[(int(res.parent[v]), int(v)) for v in res.visited[:400].tolist()
                             if res.parent.get(v, -1) >= 0])
-    return Stage3(ranked, trace)
+    return Stage3Result(ranked, paths, trace)
 
 
 def graph_trust(page: np.ndarray, cfg: RetrievalConfig, dense_ids: np.ndarray,
@@ -154,12 +147,12 @@ def fuse_ranks(chunks: list[tuple[int, float]], graph: list[tuple[int, float]], 
 
 
 def run_ppr(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact: list[int],
-            dense: np.ndarray | None = None) -> Stage3:
+            dense: np.ndarray | None = None) -> Stage3Result:
     """HippoRAG 2: entity seeds from the top facts, passages at weight 0.05 of their dense score.
     `dense` is the clipped cosine of every node, when the caller has it already."""
     facts = routes["fact"]
     reset = np.zeros(li.n_nodes)
-    top = facts.ids[:cfg.fact_seed_k]
+    top = facts.positions[:cfg.fact_seed_k]
     if top.size:
         s = facts.score[:cfg.fact_seed_k]
         s = (s - s.min()) / (s.max() - s.min()) if s.max() > s.min() else np.ones_like(s)
@@ -203,8 +196,8 @@ def run_ppr(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact: list[
         # HippoRAG 2's guard: with no fact or entity to start from, the walk only smears the
         # dense scores over the tree, so passages keep the dense ranking (code, tables and
         # images still come from the walk, which reaches them from those passages)
-        ranked["chunk"] = list(zip(routes["chunk"].ids.tolist(), routes["chunk"].score.tolist()))
-    return Stage3(ranked, {"reset_nodes": int((reset > 0).sum()), "entity_seeded": entity_seeded})
+        ranked["chunk"] = list(zip(routes["chunk"].positions.tolist(), routes["chunk"].score.tolist()))
+    return Stage3Result(ranked, trace={"reset_nodes": int((reset > 0).sum()), "entity_seeded": entity_seeded})
 
 
 def _passage_degree(li: LoadedIndex, e: int) -> int:
@@ -212,12 +205,12 @@ def _passage_degree(li: LoadedIndex, e: int) -> int:
     return int((li.ga.etype[lo:hi] == EDGE_TYPE_CODES["passage"]).sum())
 
 
-def run_dense(li, cfg: RetrievalConfig, routes: dict[str, Route]) -> Stage3:
+def run_dense(li, cfg: RetrievalConfig, routes: dict[str, Route]) -> Stage3Result:
     ranked = {}
     for kind in COLLECT:
         r = routes.get(kind)
-        ranked[kind] = [] if r is None else list(zip(r.ids.tolist(), r.score.tolist()))
-    return Stage3(ranked, {})
+        ranked[kind] = [] if r is None else list(zip(r.positions.tolist(), r.score.tolist()))
+    return Stage3Result(ranked)
 
 
 def _top_by_type(li: LoadedIndex, scores: np.ndarray, caps: dict[str, int]) -> dict[str, list[tuple[int, float]]]:

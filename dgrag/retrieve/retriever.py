@@ -11,13 +11,14 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..config import RetrievalConfig, Settings
+from ..core import Route, RetrievalResult, Stage3Result
 from ..embed import embed_text
 from ..errors import DeadlineExceeded, DgragError, EmbeddingMismatch, QueryRejected
 from ..store import Store
-from .context import build_items, merge_context
+from .context import build_references, merge_context
 from .loaded import IndexHandle, LoadedIndex
-from .methods import COLLECT, Stage3, earn_their_slot, run_dense, run_diffusion, run_ppr
-from .stages import Route, match_entities, recall_facts, recall_nodes, recall_nodes_sqlite_vec, rerank
+from .methods import COLLECT, earn_their_slot, run_dense, run_diffusion, run_ppr
+from .stages import match_entities, recall_facts, recall_nodes, recall_nodes_sqlite_vec, rerank
 
 
 # ---- entry checks: what one request may ask for ----------------------------------------------
@@ -99,6 +100,10 @@ class Retriever:
         return emb
 
     def retrieve(self, query: str, overrides: Mapping[str, Any] | None = None) -> dict:
+        """The seed's JSON for one request (`search(...).to_api()`)."""
+        return self.search(query, overrides).to_api()
+
+    def search(self, query: str, overrides: Mapping[str, Any] | None = None) -> RetrievalResult:
         query = check_query(query, self.settings)
         cfg = self.settings.retrieval.merged(overrides)
         deadline = time.monotonic() + self.settings.request_timeout_s  # end to end, the embedding included
@@ -107,9 +112,11 @@ class Retriever:
         timing: dict[str, float] = {}
         t0 = time.perf_counter()
         qv = embedder.embed_queries([query])[0].astype(np.float32)
+        timing["stage1_query_embedding"] = time.perf_counter() - t0
+        t = time.perf_counter()
         routes = self._recall(li, qv, cfg)
         exact = match_entities(li, query)
-        timing["stage1_embedding"] = time.perf_counter() - t0
+        timing["stage1_recall"] = time.perf_counter() - t
         t = time.perf_counter()
         _in_time(deadline, "recall")
         routes = self._rerank(li, query, routes, cfg)
@@ -125,15 +132,12 @@ class Retriever:
         timing["stage4_final_rerank"] = time.perf_counter() - t
         t = time.perf_counter()
         _in_time(deadline, "the final rerank")
-        items = build_items(self._store(), li, finals, stage3.trace.get("paths", {}))
-        context = merge_context(items, self.settings)
+        refs = build_references(self._store(), li, finals, stage3.paths or {})
+        context = merge_context(refs, self.settings)
         timing["stage4_merge"] = time.perf_counter() - t
         timing["rag_total"] = time.perf_counter() - t0
-        out = {"query": query, "method": cfg.method, **items, "context": context,
-               "timing": {k: round(v, 4) for k, v in timing.items()}}
-        if cfg.verbose:
-            out["trace"] = self._trace(li, routes, exact, stage3)
-        return out
+        return RetrievalResult(query, cfg.method, refs, context, {k: round(v, 4) for k, v in timing.items()},
+                               self._trace(li, routes, exact, stage3) if cfg.verbose else None)
 
     # ---- stages ------------------------------------------------------------------------
     def _recall(self, li: LoadedIndex, qv: np.ndarray, cfg: RetrievalConfig) -> dict[str, Route]:
@@ -156,24 +160,24 @@ class Retriever:
         top_k = {"fact": cfg.fact_top_k, "file": cfg.file_top_k, "chunk": cfg.chunk_top_k}
         for kind, route in routes.items():
             if kind == "fact":
-                texts = [f["text"] for f in store.facts_by_rowids(li.fact_rowids[route.ids].tolist())]
-                if len(texts) != route.ids.size:  # the file changed under the snapshot: keep cosine order
+                texts = [f.text for f in store.semantic.facts_by_rowids(route.rowids(li))]
+                if len(texts) != route.size:  # the file changed under the snapshot: keep cosine order
                     out[kind] = route.top(top_k[kind])
                     continue
             else:
-                nodes = {n["rowid"]: n for n in store.nodes_by_rowids(li.rowids[route.ids].tolist())}
-                texts = [embed_text(nodes[r], 1000) if r in nodes else "" for r in li.rowids[route.ids].tolist()]
-            out[kind] = rerank(route, query, texts, self.reranker, top_k.get(kind, route.ids.size))
+                nodes = {n["rowid"]: n for n in store.nodes.by_rowids(route.rowids(li))}
+                texts = [embed_text(nodes[r], 1000) if r in nodes else "" for r in route.rowids(li)]
+            out[kind] = rerank(route, query, texts, self.reranker, top_k.get(kind, route.size))
         return out
 
-    def _stage3(self, li, cfg, qv, routes, exact) -> Stage3:
+    def _stage3(self, li, cfg, qv, routes, exact) -> Stage3Result:
         if cfg.method == "dense":
             return run_dense(li, cfg, routes)
         if cfg.method == "ppr":
             return run_ppr(li, cfg, qv, routes, exact)
         return run_diffusion(li, cfg, qv, routes, exact)
 
-    def _final(self, li, query: str, stage3: Stage3, cfg: RetrievalConfig,
+    def _final(self, li, query: str, stage3: Stage3Result, cfg: RetrievalConfig,
                qv: np.ndarray) -> dict[str, list[tuple[int, float]]]:
         quotas = {"chunk": cfg.final_chunk_k, "code": cfg.final_code_k, "table": cfg.final_table_k,
                   "image": cfg.final_image_k}
@@ -191,7 +195,7 @@ class Retriever:
         from ..backends.rerankers import make_reranker
 
         rr = make_reranker(self.settings, "cross-encoder")
-        nodes = {n["rowid"]: n for n in self._store().nodes_by_rowids(li.rowids[[i for i, _ in ranked]].tolist())}
+        nodes = {n["rowid"]: n for n in self._store().nodes.by_rowids(li.rowids[[i for i, _ in ranked]].tolist())}
         texts = [embed_text(nodes.get(int(li.rowids[i]), {"type": "x", "text": ""}), 1000) for i, _ in ranked]
         scores = rr.score(query, texts, np.array([s for _, s in ranked]))
         order = np.argsort(-scores, kind="stable")
@@ -207,7 +211,7 @@ class Retriever:
         llm = chat_llm(self.settings)
         if llm is None:
             return ranked
-        nodes = {n["rowid"]: n for n in self._store().nodes_by_rowids(li.rowids[[i for i, _ in ranked]].tolist())}
+        nodes = {n["rowid"]: n for n in self._store().nodes.by_rowids(li.rowids[[i for i, _ in ranked]].tolist())}
         lines = [f"[{k}] {embed_text(nodes[int(li.rowids[i])], 400)}" for k, (i, _) in enumerate(ranked)
                  if int(li.rowids[i]) in nodes]
         prompt = render("final_rerank", language_of(query), question=query, candidates="\n".join(lines))
@@ -219,11 +223,11 @@ class Retriever:
         seen = list(dict.fromkeys(picked))
         return [ranked[k] for k in seen] + [r for k, r in enumerate(ranked) if k not in set(seen)]
 
-    def _trace(self, li: LoadedIndex, routes, exact, stage3: Stage3) -> dict:
+    def _trace(self, li: LoadedIndex, routes, exact, stage3: Stage3Result) -> dict:
         def ids(idx):
             return [str(x) for x in li.rowids[np.asarray(idx, dtype=np.int64)].tolist()] if len(idx) else []
 
-        trace = {"routes": {k: {"rowids": ids(r.ids[:30]) if k != "fact" else li.fact_rowids[r.ids[:30]].tolist(),
+        trace = {"routes": {k: {"rowids": [str(x) for x in r.rowids(li, 30)] if k != "fact" else r.rowids(li, 30),
                                 "cosine": np.round(r.cosine[:30], 4).tolist(),
                                 "score": np.round(r.score[:30], 4).tolist()} for k, r in routes.items()},
                  "exact_entities": ids(exact)}
@@ -235,8 +239,8 @@ class Retriever:
             st["seeds"] = [(str(li.rowids[n]), w) for n, w in st["seeds"]]
         if "edges" in st:
             st["edges"] = [(str(li.rowids[a]), str(li.rowids[b])) for a, b in st["edges"]]
-        if "paths" in st:
-            st["paths"] = {str(li.rowids[n]): ids(p) for n, p in st["paths"].items()}
+        if stage3.paths is not None:
+            st["paths"] = {str(li.rowids[n]): ids(p) for n, p in stage3.paths.items()}
         trace["stage3"] = st
         return trace
 
@@ -255,6 +259,6 @@ def _file_meta(path: Path) -> dict:
         return {}
     try:
         with Store(path, readonly=True) as st:
-            return st.all_meta()
+            return st.meta.items()
     except DgragError:
         return {}  # a broken file is reported by the load, with its own message

@@ -2,32 +2,14 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-
 import numpy as np
 
+from ..core import Route
 from ..enrich.heuristic_openie import normalize_entity
 from ..kernels.knn import topk
 from .loaded import LoadedIndex
 
 _TERM = re.compile(r"@?[A-Za-z_][\w.\-]*(?:\(\))?|[\u3400-\u9fff\uf900-\ufaff]+")
-
-
-@dataclass
-class Route:
-    """One recall route: graph indices (or fact positions), cosine, then rerank score."""
-    kind: str
-    ids: np.ndarray
-    cosine: np.ndarray
-    score: np.ndarray = field(default=None)  # after stage 2; defaults to cosine
-
-    def __post_init__(self):
-        if self.score is None:
-            self.score = self.cosine.astype(np.float64)
-
-    def top(self, k: int) -> "Route":
-        order = np.argsort(-self.score, kind="stable")[:k]
-        return Route(self.kind, self.ids[order], self.cosine[order], self.score[order])
 
 
 def recall_nodes(li: LoadedIndex, qv: np.ndarray, kind: str, k: int) -> Route:
@@ -40,7 +22,7 @@ def recall_nodes(li: LoadedIndex, qv: np.ndarray, kind: str, k: int) -> Route:
 
 def recall_nodes_sqlite_vec(store, li: LoadedIndex, qv: np.ndarray, kind: str, k: int) -> Route:
     """The same route through the file's vec0 table (nodes unknown to the snapshot dropped)."""
-    hits = store.knn(kind, qv, k)
+    hits = store.vectors.knn(kind, qv, k)
     idx = li.index_of(np.array([r for r, _ in hits], dtype=np.int64))
     sims = np.array([s for _, s in hits], dtype=np.float32)
     keep = idx >= 0
@@ -87,16 +69,16 @@ def match_entities(li: LoadedIndex, query: str, limit: int = 20) -> list[int]:
 
 def rerank(route: Route, query: str, texts: list[str], reranker, k: int) -> Route:
     """Stage 2: rescore the route's candidates and keep the top k."""
-    if route.ids.size == 0:
+    if route.positions.size == 0:
         return route
     scores = reranker.score(query, texts, route.cosine)
-    return Route(route.kind, route.ids, route.cosine, np.asarray(scores, dtype=np.float64)).top(k)
+    return Route(route.kind, route.positions, route.cosine, np.asarray(scores, dtype=np.float64)).top(k)
 
 
 def on_cosine_scale(route: Route) -> np.ndarray:
     """Map rerank scores onto the route's cosine range, so reranked candidates and nodes
     reached through the graph (scored by cosine) compare on one scale."""
-    if route.ids.size == 0:
+    if route.positions.size == 0:
         return np.zeros(0)
     lo, hi = float(route.cosine.min()), float(route.cosine.max())
     s = route.score

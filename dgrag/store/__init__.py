@@ -1,5 +1,8 @@
-"""The index file: connection, migrations and every SQL statement of dgrag."""
+"""The index file: connection, migrations and every SQL statement of dgrag, in modules of
+functions grouped by tables (meta, nodes, edges, images, vectors, semantic, logs)."""
 from .connect import open_connection, sqlite_module
-from .store import NODE_TYPES, VECTOR_TYPES, Store
+from .semantic import entity_id
+from .store import Store
+from .vectors import NAME_VECTORS, NODE_TYPES, VECTOR_TYPES
 
-__all__ = ["Store", "open_connection", "sqlite_module", "NODE_TYPES", "VECTOR_TYPES"]
+__all__ = ["Store", "open_connection", "sqlite_module", "entity_id", "NODE_TYPES", "VECTOR_TYPES", "NAME_VECTORS"]

@@ -120,7 +120,7 @@ class Progressive:
         if not Path(self.settings.db_path).exists():
             return 0
         with Store(self.settings.db_path, readonly=True) as st:
-            raw = st.get_meta(META_KEY)
+            raw = st.meta.get(META_KEY)
         try:
             rec = json.loads(raw) if raw else {}
         except ValueError:
@@ -189,7 +189,7 @@ class Progressive:
             report = index_docs(self.settings, store, pages=upto, progress=progress, threads=threads)
             layer = offline_layer(self.settings, store, progress=progress, threads=threads)
             with store.transaction():
-                store.set_meta(META_KEY, json.dumps({"plan": self.plan, "batches_done": batch.number,
+                store.meta.set(META_KEY, json.dumps({"plan": self.plan, "batches_done": batch.number,
                                                      "batches": len(self.batches)}))
         return {"pages": len(batch.pages), "files_indexed": report.files_indexed, "embedded": report.embedded,
                 "semantic_layer": layer.get("semantic_layer", {})}

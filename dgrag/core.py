@@ -1,0 +1,165 @@
+"""The plain data every layer speaks: rows out of the store and what retrieval passes around.
+
+Node rows stay dicts for now: the enrichment runner annotates them in place and embed_text
+reads them; they become a type here when those move (see docs/architecture.md).
+
+Frozen dataclasses with no behaviour beyond small conversions, so that the store, retrieval,
+the agent and the edges agree on field names in one place. Nothing here imports dgrag.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+SECTIONS = ("chunks", "codes", "tables", "images")  # the result lists, in the seed's order
+SECTION_OF = {"chunk": "chunks", "code": "codes", "table": "tables", "image": "images"}
+
+
+# ---- rows of the index file ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class Fact:
+    """One OpenIE triple of `facts`: entity rowids `head` and `tail`, its source `chunk`."""
+    rowid: int
+    head: int
+    relation: str
+    tail: int
+    text: str
+    chunk: int
+    source: str
+
+
+# ---- retrieval --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Route:
+    """One recall route after stage 1 (and 2): candidates best first.
+
+    `positions` index the loaded snapshot's arrays of the route's table: for the node kinds
+    (file, chunk, code, ...) they are graph node indices (`li.rowids[p]` is the store rowid);
+    for kind "fact" they are fact positions (`li.fact_rowids[p]`). `rowids()` resolves either.
+    `score` is the rerank score (the cosine until stage 2 sets it)."""
+    kind: str
+    positions: np.ndarray
+    cosine: np.ndarray
+    score: np.ndarray = None  # type: ignore[assignment]
+
+    def __post_init__(self):
+        if self.score is None:
+            object.__setattr__(self, "score", self.cosine.astype(np.float64))
+
+    @property
+    def size(self) -> int:
+        return int(self.positions.size)
+
+    def top(self, k: int) -> "Route":
+        order = np.argsort(-self.score, kind="stable")[:k]
+        return Route(self.kind, self.positions[order], self.cosine[order], self.score[order])
+
+    def rowids(self, li, k: int | None = None) -> list[int]:
+        """Store rowids of the first k candidates (nodes or facts, by kind)."""
+        table = li.fact_rowids if self.kind == "fact" else li.rowids
+        return table[self.positions[:k]].tolist()
+
+
+@dataclass(frozen=True)
+class Stage3Result:
+    """What stage 3 hands to stage 4: per collectable kind, (graph index, score) best first;
+    the graph path (graph indices) that reached each cited node, None for the methods that draw
+    no paths (ppr, dense); and a trace for display."""
+    ranked: Mapping[str, list[tuple[int, float]]]
+    paths: Mapping[int, list[int]] | None = None
+    trace: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One retrieved node as the result lists show it (`to_api()` is the seed's item)."""
+    id: str
+    type: str
+    score: float
+    breadcrumb: str = ""
+    source_url: str | None = None
+    source_path: str | None = None
+    line_start: int | None = None
+    line_end: int | None = None
+    language: str | None = None
+    summary: str = ""
+    text: str = ""
+    corpus_idx: Any = None  # passages imported from a benchmark corpus only
+    code_language: str | None = None  # code only
+    image: Mapping[str, Any] | None = None  # images only: sha, width, height, alt, page
+    graph_path_rowids: tuple[str, ...] = ()
+
+    @property
+    def image_url(self) -> str | None:
+        return f"/images/{self.image.get('sha')}" if self.image is not None else None
+
+    def to_api(self) -> dict:
+        item = {"id": self.id, "type": self.type, "score": self.score, "breadcrumb": self.breadcrumb,
+                "source_url": self.source_url, "source_path": self.source_path, "line_start": self.line_start,
+                "line_end": self.line_end, "language": self.language, "summary": self.summary, "text": self.text}
+        if self.corpus_idx is not None:
+            item["corpus_idx"] = self.corpus_idx
+        if self.code_language is not None:
+            item["code_language"] = self.code_language
+        if self.image is not None:
+            item.update(image_sha=self.image.get("sha"), width=self.image.get("width"),
+                        height=self.image.get("height"), alt=self.image.get("alt", ""), page=self.image.get("page"),
+                        image_url=self.image_url)
+        if self.graph_path_rowids:
+            item["graph_path_rowids"] = list(self.graph_path_rowids)
+        return item
+
+
+@dataclass(frozen=True)
+class RetrievalResult:
+    """One answered retrieval request. `to_api()` is the seed's JSON, built here only."""
+    query: str
+    method: str
+    references: Mapping[str, tuple[Reference, ...]]  # by section: chunks, codes, tables, images
+    context: str
+    timing: Mapping[str, float]
+    trace: Mapping[str, Any] | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "references", MappingProxyType(
+            {s: tuple(self.references.get(s, ())) for s in SECTIONS}))
+
+    @property
+    def chunks(self) -> tuple[Reference, ...]:
+        return self.references["chunks"]
+
+    def all_references(self) -> list[Reference]:
+        return [r for s in SECTIONS for r in self.references[s]]
+
+    def to_api(self) -> dict:
+        out = {"query": self.query, "method": self.method,
+               **{s: [r.to_api() for r in self.references[s]] for s in SECTIONS},
+               "context": self.context, "rag_context": self.context,
+               **{f"rag_{s}_count": len(self.references[s]) for s in SECTIONS},
+               "timing": dict(self.timing)}
+        if self.trace is not None:
+            out["trace"] = dict(self.trace)
+        return out
+
+
+def chat_to_api(query: str, results: Sequence[RetrievalResult], answer: str, seconds: float) -> dict:
+    """The seed's /chat response over the searches one answer made (the first one's stage
+    timings; `llm` is what the searches leave of `seconds`)."""
+    timing = dict(results[0].timing) if results else {}
+    timing["total"] = round(seconds, 4)
+    timing["llm"] = round(max(0.0, seconds - sum(r.timing["rag_total"] for r in results)), 4)
+    return {"query": query, "rag_context": "\n\n".join(r.context for r in results), "llm_response": answer,
+            **{f"rag_{s}_count": sum(len(r.references[s]) for r in results) for s in SECTIONS},
+            "references": [_brief(ref) for r in results for ref in r.all_references()],
+            "timing": timing}
+
+
+def _brief(ref: Reference) -> dict:
+    out = {"id": ref.id, "type": ref.type, "breadcrumb": ref.breadcrumb, "source_url": ref.source_url,
+           "score": ref.score}
+    if ref.image is not None:
+        out["image_url"] = ref.image_url
+    return out

@@ -1,0 +1,35 @@
+"""The `meta` table (key -> value: the embedder, the graph version, where the docs came from)
+and the persisted graph snapshot (`graph_cache`). Functions over one connection."""
+from __future__ import annotations
+
+__all__ = ["get", "set", "items", "graph_version", "read_graph_cache", "has_table"]
+
+
+def get(con, key: str, default: str | None = None) -> str | None:
+    row = con.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+    return row[0] if row else default
+
+
+def set(con, key: str, value: str) -> None:  # noqa: A001 - read as meta.set(...)
+    con.execute("INSERT INTO meta(key, value) VALUES (?,?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+                (key, str(value)))
+
+
+def items(con) -> dict[str, str]:
+    return dict(con.execute("SELECT key, value FROM meta").fetchall())
+
+
+def graph_version(con) -> int:
+    """Moves on with every committed write (Store.transaction): the snapshot's cache key."""
+    return int(get(con, "graph_version", "0"))
+
+
+def has_table(con, name: str) -> bool:
+    return con.execute("SELECT 1 FROM sqlite_master WHERE name=?", (name,)).fetchone() is not None
+
+
+def read_graph_cache(con, version: int) -> bytes | None:
+    if not has_table(con, "graph_cache"):
+        return None  # a file from before migration 0003, opened read-only
+    row = con.execute("SELECT data FROM graph_cache WHERE id=1 AND version=?", (version,)).fetchone()
+    return bytes(row[0]) if row else None

@@ -1,0 +1,170 @@
+"""The `nodes` table: files, chunks, code, tables, images and entities of the graph.
+Functions over one connection; rows come out as dicts with `meta` decoded."""
+from __future__ import annotations
+
+import json
+from typing import Iterable, Sequence
+
+from . import semantic, vectors
+
+COLUMNS = (
+    "id", "type", "text", "summary", "summary_source", "breadcrumb", "source_path",
+    "line_start", "line_end", "source_url", "language", "content_hash", "prose", "entity_name", "entity_norm",
+    "meta",
+)  # content_hash: of the node's text (an image's: of its bytes); prose: a chunk's text without
+#    code, tables and images; entity_name / entity_norm: an entity's display and normalised name
+
+__all__ = ["of_file", "rowids_of", "insert", "update_position", "update", "image_by_sha", "set_image_sha",
+           "delete", "redirect", "by_id", "by_rowids", "of_type", "set_summary", "unreferenced_images",
+           "pending_embedding", "gc_entities", "insert_bulk", "table", "counts"]
+
+
+def _marks(n: int) -> str:
+    return ",".join("?" * n)
+
+
+def _meta_json(node: dict) -> str:
+    return json.dumps(node.get("meta") or {}, ensure_ascii=False)
+
+
+def of_file(con, path: str) -> dict[str, tuple[int, str | None]]:
+    """id -> (rowid, content_hash) of the structural nodes a page owns."""
+    rows = con.execute("SELECT id, rowid, content_hash FROM nodes WHERE source_path=? AND type != 'image' "
+                       "AND type != 'entity'", (path,)).fetchall()
+    return {i: (r, h) for i, r, h in rows}
+
+
+def rowids_of(con, ids: Iterable[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    ids = list(ids)
+    for i in range(0, len(ids), 500):
+        part = ids[i:i + 500]
+        out.update(con.execute(f"SELECT id, rowid FROM nodes WHERE id IN ({_marks(len(part))})", part).fetchall())
+    return out
+
+
+def insert(con, node: dict) -> int:
+    values = [node.get(c) for c in COLUMNS]
+    values[COLUMNS.index("meta")] = _meta_json(node)
+    cur = con.execute(f"INSERT INTO nodes({','.join(COLUMNS)}) VALUES ({_marks(len(COLUMNS))})", values)
+    return int(cur.lastrowid)
+
+
+def update_position(con, rowid: int, node: dict) -> None:
+    """An unchanged node moved inside its page: new lines / URL / breadcrumb, same vector."""
+    con.execute("UPDATE nodes SET line_start=?, line_end=?, source_url=?, breadcrumb=?, meta=? WHERE rowid=?",
+                (node.get("line_start"), node.get("line_end"), node.get("source_url"), node.get("breadcrumb", ""),
+                 _meta_json(node), rowid))
+
+
+def update(con, rowid: int, node: dict) -> None:
+    """Replace a node's content in place (same id, same rowid): its vector is recomputed."""
+    cols = [c for c in COLUMNS if c not in ("id", "type")]
+    values = [node.get(c) for c in cols]
+    values[cols.index("meta")] = _meta_json(node)
+    con.execute(f"UPDATE nodes SET {', '.join(f'{c}=?' for c in cols)}, embed_hash=NULL WHERE rowid=?",
+                values + [rowid])
+
+
+def image_by_sha(con, sha: str) -> int | None:
+    row = con.execute("SELECT rowid FROM nodes WHERE type='image' AND content_hash=?", (sha,)).fetchone()
+    return row[0] if row else None
+
+
+def set_image_sha(con, rowid: int, sha: str, width: int, height: int) -> None:
+    meta = json.loads(con.execute("SELECT meta FROM nodes WHERE rowid=?", (rowid,)).fetchone()[0])
+    meta.update(sha=sha, width=width, height=height)
+    con.execute("UPDATE nodes SET content_hash=?, meta=? WHERE rowid=?", (sha, json.dumps(meta, ensure_ascii=False),
+                                                                         rowid))
+
+
+def delete(con, rowids: Sequence[int]) -> None:
+    """Nodes with their edges, links, vectors, facts and mentions."""
+    for i in range(0, len(rowids), 500):
+        part = list(rowids[i:i + 500])
+        marks = _marks(len(part))
+        types = dict(con.execute(f"SELECT rowid, type FROM nodes WHERE rowid IN ({marks})", part).fetchall())
+        con.execute(f"DELETE FROM edges WHERE src IN ({marks})", part)
+        con.execute(f"DELETE FROM edges WHERE dst IN ({marks})", part)
+        con.execute(f"DELETE FROM links WHERE src IN ({marks})", part)
+        vectors.delete_of_nodes(con, types)
+        semantic.forget_nodes(con, part)
+        con.execute(f"DELETE FROM nodes WHERE rowid IN ({marks})", part)
+
+
+def redirect(con, old: int, new: int) -> None:
+    """Move every edge of `old` onto `new`, then delete `old` (near-duplicate merge)."""
+    con.execute("UPDATE OR IGNORE edges SET dst=? WHERE dst=?", (new, old))
+    con.execute("UPDATE OR IGNORE edges SET src=? WHERE src=?", (new, old))
+    delete(con, [old])
+
+
+def gc_entities(con) -> int:
+    """Entities no chunk mentions any more: the reference count reached zero."""
+    dead = [r for (r,) in con.execute(
+        "SELECT rowid FROM nodes WHERE type='entity' AND rowid NOT IN (SELECT entity FROM chunk_entities)")]
+    delete(con, dead)
+    return len(dead)
+
+
+def by_id(con, node_id: str) -> dict | None:
+    rows = by_rowids(con, rowids_of(con, [node_id]).values())
+    return rows[0] if rows else None
+
+
+def by_rowids(con, rowids: Iterable[int]) -> list[dict]:
+    """The nodes of `rowids` in that order (missing ones left out), `meta` decoded."""
+    rowids = list(rowids)
+    out = {}
+    cols = "rowid, " + ",".join(COLUMNS)
+    for i in range(0, len(rowids), 500):
+        part = rowids[i:i + 500]
+        for row in con.execute(f"SELECT {cols} FROM nodes WHERE rowid IN ({_marks(len(part))})", part):
+            d = dict(zip(("rowid",) + COLUMNS, row))
+            d["meta"] = json.loads(d["meta"] or "{}")
+            out[d["rowid"]] = d
+    return [out[r] for r in rowids if r in out]
+
+
+def of_type(con, kinds: Sequence[str]) -> list[int]:
+    return [r for (r,) in con.execute(
+        f"SELECT rowid FROM nodes WHERE type IN ({_marks(len(kinds))}) ORDER BY rowid", list(kinds))]
+
+
+def set_summary(con, rowid: int, summary: str, source: str) -> None:
+    """A new summary changes what gets embedded: the vector is recomputed."""
+    con.execute("UPDATE nodes SET summary=?, summary_source=?, embed_hash=NULL WHERE rowid=?", (summary, source, rowid))
+
+
+def unreferenced_images(con) -> list[int]:
+    return [r for (r,) in con.execute(
+        "SELECT rowid FROM nodes WHERE type='image' AND rowid NOT IN (SELECT dst FROM edges WHERE type='contains')")]
+
+
+def pending_embedding(con, limit: int = 1_000_000) -> list[tuple[int, str, dict]]:
+    """Nodes whose vector is missing or stale: (rowid, type, row)."""
+    rowids = [r for (r,) in con.execute(
+        "SELECT rowid FROM nodes WHERE embed_hash IS NULL ORDER BY rowid LIMIT ?", (limit,))]
+    return [(n["rowid"], n["type"], n) for n in by_rowids(con, rowids)]
+
+
+def insert_bulk(con, rows: Iterable[tuple]) -> None:
+    """(rowid, id, type, text, breadcrumb, source_path, embed_hash) rows, for synthetic indexes."""
+    con.executemany("INSERT INTO nodes(rowid, id, type, text, breadcrumb, source_path, embed_hash) "
+                    "VALUES (?,?,?,?,?,?,?)", rows)
+
+
+def table(con, codes: dict[str, int]):
+    """(rowids ascending, type code per node) as arrays; the coding happens in SQL."""
+    import numpy as np
+
+    case = " ".join(f"WHEN '{t}' THEN {int(c)}" for t, c in codes.items())
+    rows = con.execute(f"SELECT rowid, CASE type {case} ELSE 255 END FROM nodes ORDER BY rowid").fetchall()
+    arr = np.array(rows, dtype=np.int64).reshape(-1, 2)
+    return arr[:, 0].copy(), arr[:, 1].astype(np.uint8)
+
+
+def counts(con) -> dict[str, int]:
+    out = dict.fromkeys(vectors.NODE_TYPES, 0)
+    out.update(con.execute("SELECT type, count(*) FROM nodes GROUP BY type").fetchall())
+    return out
