@@ -96,7 +96,7 @@ class BuildStatus:
         cover = ", ".join(f"{g} {d}/{t}" for g, (d, t) in self.covered.items() if d) or "nothing yet"
         state = f"failed: {self.error}" if self.error else ("indexing" if self.running else "paused")
         now = f" · now: {self.stage}" if self.stage and self.running else ""
-        return (f"⏳ Building the demo index ({state}): {self.pages_done} of {self.pages_total} pages done, "
+        return (f"**Building the demo index** ({state}): {self.pages_done} of {self.pages_total} pages done, "
                 f"{self.pages_total - self.pages_done} left. Answers cover: {cover}{now}.")
 
 
