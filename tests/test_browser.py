@@ -102,7 +102,7 @@ def test_the_first_starts_progress_banner(tmp_path, page):
 
     from conftest import FIXTURE_DOCS
 
-    settings = Settings(db_path=tmp_path / "demo.db", docs_root=FIXTURE_DOCS, background_batch_pages=4)
+    settings = Settings(db_path=tmp_path / "demo.db", docs_root=FIXTURE_DOCS, background_batch_pages=16)
     Progressive(settings, FIXTURE_DOCS, "", Writer()).run(max_batches=1)  # then the app restarts, paused
     app = start_app(settings)
     try:

@@ -24,18 +24,22 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_batches_put_getting_started_first_and_keep_a_pages_two_languages_together():
+    """Getting started, then guides, then the reference; tables of contents last in their group."""
     pages = ["en/application-dev/reference/apis/js-apis-router.md", "zh-cn/application-dev/reference/apis/js-apis-router.md",
              "en/application-dev/security/perm.md", "README.md", "en/application-dev/quick-start/start-overview.md",
              "zh-cn/application-dev/quick-start/start-overview.md", "en/release-notes/v1.md",
              "en/application-dev/reference/README.md"]
-    batches = demo_batches(pages, 3)
+    assert [len(b.pages) for b in demo_batches(pages, 4)] == [1, 4, 3]  # the first batch a quarter: answers sooner
+    batches = demo_batches(pages, 3, first_pages=3)
     order = [p for b in batches for p in b.pages]
-    assert order == ["README.md", "en/application-dev/quick-start/start-overview.md",
-                     "zh-cn/application-dev/quick-start/start-overview.md", "en/application-dev/security/perm.md",
-                     "en/application-dev/reference/README.md", "en/application-dev/reference/apis/js-apis-router.md",
-                     "zh-cn/application-dev/reference/apis/js-apis-router.md", "en/release-notes/v1.md"]
+    assert order == ["en/application-dev/quick-start/start-overview.md",
+                     "zh-cn/application-dev/quick-start/start-overview.md", "README.md",
+                     "en/application-dev/security/perm.md", "en/application-dev/reference/apis/js-apis-router.md",
+                     "zh-cn/application-dev/reference/apis/js-apis-router.md", "en/application-dev/reference/README.md",
+                     "en/release-notes/v1.md"]
     assert [len(b.pages) for b in batches] == [3, 3, 2] and [b.number for b in batches] == [1, 2, 3]
     assert batches[0].groups == ("getting started",) and batches[1].groups == ("guides", "API reference")
+    assert batches[2].groups == ("API reference", "release notes and the rest")
 
 
 def _stats(db: Path) -> dict:
@@ -46,7 +50,7 @@ def _stats(db: Path) -> dict:
 
 
 def _docs(tmp_path: Path) -> Path:
-    """The excerpt without its two API reference pages: 9 pages, enough for 5 batches of 2."""
+    """The excerpt without its two API reference pages: 9 pages, 5 batches of 2 (the first of 1)."""
     docs = tmp_path / "docs"
     shutil.copytree(ROOT / "tests" / "fixtures" / "docs", docs)
     for ref in docs.glob("*/application-dev/reference"):

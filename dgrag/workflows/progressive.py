@@ -54,17 +54,21 @@ class Batch:
     groups: tuple[str, ...]  # the groups its pages belong to
 
 
-def demo_batches(pages: list[str], batch_pages: int) -> list[Batch]:
-    """`pages` in the order that is useful early, cut into batches of `batch_pages`."""
+def demo_batches(pages: list[str], batch_pages: int, first_pages: int | None = None) -> list[Batch]:
+    """`pages` in the order that is useful early, cut into batches of `batch_pages`; the first
+    batch is smaller (`first_pages`, a quarter by default) so that the first answers come soon."""
     def key(p: str) -> tuple:
         lang, _, rest = p.partition("/")
-        return (_group(p), rest if rest else p, lang)  # a page's en and zh-cn copies together
+        toc = p.rsplit("/", 1)[-1].startswith("README")  # tables of contents answer little: last in their group
+        return (_group(p), toc, rest if rest else p, lang)  # a page's en and zh-cn copies together
 
     ordered = sorted(pages, key=key)
     size = max(1, batch_pages)
+    first = max(1, size // 4 if first_pages is None else first_pages)
+    cuts = [0, *range(first, len(ordered), size), len(ordered)] if ordered else []
     out = []
-    for i in range(0, len(ordered), size):
-        part = tuple(ordered[i:i + size])
+    for a, b in zip(cuts, cuts[1:]):
+        part = tuple(ordered[a:b])
         groups = tuple(dict.fromkeys(GROUPS[_group(p)][0] for p in part))
         out.append(Batch(len(out) + 1, part, groups))
     return out
