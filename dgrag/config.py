@@ -188,6 +188,10 @@ class Settings:
     enable_image_dedup_ssim: bool = False
     image_dedup_ssim_threshold: float = 0.9
     # semantic layer
+    # offline OpenIE: a name found on at least max(min_docs, share x pages) pages is a stop-entity,
+    # left out of the graph (it would join unrelated pages); share 0 keeps every name
+    openie_stop_entity_share: float = 0.01
+    openie_stop_entity_min_docs: int = 10
     synonymy_edge_topk: int = 2047
     synonymy_edge_sim_threshold: float = 0.95
     # LLM (OpenAI protocol)

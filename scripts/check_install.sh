@@ -52,6 +52,8 @@ for heavy in ("torch", "transformers", "sentence_transformers", "FlagEmbedding")
     assert importlib.util.find_spec(heavy) is None, f"{heavy} is installed by default"
 from dgrag.store.connect import migration_files
 assert [v for v, _, _ in migration_files()] == [1, 2, 3], migration_files()
+from dgrag.enrich.heuristic_openie import extract   # reads its word lists (package data) on import
+assert extract("ArkUI\nArkUI is a declarative UI framework.", "ArkUI", "en")[0][0][0] == "ArkUI"
 print("  dgrag from", os.path.dirname(where), "- no torch stack")
 EOF
 DGRAG="$TMP/venv/bin/dgrag"

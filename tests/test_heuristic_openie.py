@@ -428,3 +428,22 @@ def test_coverage_on_quick_start_pages(lang_dir, lang):
             ok += bool(ents) and bool(triples)
     assert n > 50
     assert ok / n >= 0.8, f"{ok}/{n}"
+
+
+def test_the_pipeline_steps_leave_their_inputs_alone():
+    """The definition reader returns what it found and leaves the caller's mentions as they were;
+    a field value may still be a mention found before it ("System capability: SystemCapability.X")."""
+    from dgrag.enrich.heuristic_openie import REL_EN, STEPS, collect_mentions, new_state, read_signatures
+    from dgrag.enrich.openie_definitions import read_definitions
+
+    text = "getTotalBytes\nSystem capability: SystemCapability.Web.Core"
+    st = new_state(text, "Request / getTotalBytes", "en", None)
+    read_signatures(st)
+    collect_mentions(st)
+    before = list(st.mentions)
+    found = read_definitions(st.text, st.topic, REL_EN, tuple(st.mentions), st.sents, st.body_start, st.sig_spans)
+    assert st.mentions == before
+    # once as the mention found before, once as the listed part of the value (deduplicated at the end)
+    assert [(t[2], t[3], t[4]) for t in found.triples] == [
+        ("getTotalBytes", "System capability", "SystemCapability.Web.Core")] * 2
+    assert [s.__name__ for s in STEPS][:3] == ["read_signatures", "mask_boilerplate", "collect_mentions"]

@@ -90,3 +90,15 @@ print("HEAVY", sorted(m for m in ("torch", "transformers", "sentence_transformer
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert res.returncode == 0, res.stderr[-3000:]
     assert "HEAVY []" in res.stdout, res.stdout
+
+
+def test_every_data_file_of_the_package_is_package_data():
+    """A non-editable install ships only what `package-data` names: every file the package reads
+    (word lists, prompts, migrations) must match one of its globs, or the installed copy breaks."""
+    globs = PYPROJECT["tool"]["setuptools"]["package-data"]["dgrag"]
+    shipped = {p.relative_to(ROOT / "dgrag").as_posix() for g in globs for p in (ROOT / "dgrag").glob(g)}
+    data = [p.relative_to(ROOT / "dgrag").as_posix() for p in (ROOT / "dgrag").rglob("*")
+            if p.is_file() and p.suffix not in (".py", ".pyc") and "__pycache__" not in p.parts]
+    assert any(d.startswith("enrich/openie_words/") for d in data)
+    missing = [d for d in data if d not in shipped]
+    assert not missing, f"not in [tool.setuptools.package-data]: {missing}"

@@ -3,17 +3,19 @@
 English "X is a Y" / "X refers to Y", Chinese "X是Y" / "X指Y" / "X用于Y" / "X称为Y", aliases
 "X (Y)", "Label: value" lines (a defined term, or an API reference field such as
 "System capability: ..."), API reference first sentences ("Defines ...", "获取...") and
-"通过X…" / "via X". Each adds mentions and triples to the chunk's extraction."""
+"通过X…" / "via X". `read_definitions` returns what it found; the pipeline adds it to its state."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from .openie_lexicon import (
-    _ACRONYM, _CAMEL, _CJK, _EN_API_VERB, _EN_STOP, _FIELD_LABELS, _FUNCTION_WORDS, _SKIP_LABELS, _URL,
-    _ZH_API_VERB, _ZH_DEF_BAD_END, _ZH_DEF_BAD_START, _ZH_STOP, _ZH_SUFFIXES, normalize_entity,
+    ACRONYM, CAMEL, CJK, EN_API_VERB, EN_STOP, FIELD_LABELS, FUNCTION_WORDS, SKIP_LABELS, URL,
+    ZH_API_VERB, ZH_DEF_BAD_END, ZH_DEF_BAD_START, ZH_STOP, ZH_SUFFIXES, normalize_entity,
 )
-from .openie_mentions import _Mention
-from .openie_text import _valid
+from .openie_mentions import Mention
+from .openie_text import valid_name
 
 _EN_DEF = re.compile(
     r"^(?:the\s+|an?\s+)?(?P<x>[^\s,;:()][^,;:()]{0,50}?(?:\s*\([^()]{1,30}\))?)\s+"
@@ -40,7 +42,7 @@ _ZH_Y_LEAD = re.compile(r"^(?:一(?:个|套|种|款|组|项|类|系列|些)|个|
 def _split_paren(x: str, pos: int, text: str) -> tuple[str, str, int]:
     """"ECDSA-like names": "Elliptic Curve ... (ECDSA)" -> (name, alias, alias position in text)."""
     m = re.match(r"^(.+?)\s*[(（]([^()（）]{1,30})[)）]$", x)
-    if not m or not _valid(m.group(2)):
+    if not m or not valid_name(m.group(2)):
         return x, "", -1
     apos = text.find(m.group(2), pos)
     return m.group(1).strip(), m.group(2).strip(), apos
@@ -51,7 +53,7 @@ def _clean_en_np(y: str) -> str:
         return ""
     y = _EN_NP_STOP.sub("", y.strip())
     words = y.split()[:6]
-    while words and (words[-1].lower() in _EN_STOP or (len(words) > 1 and re.fullmatch(
+    while words and (words[-1].lower() in EN_STOP or (len(words) > 1 and re.fullmatch(
             r"[a-z]+(?:ed|ly)|corresponding|related|specified|given|provided", words[-1]))):
         words.pop()
     while words and words[0].lower() in {"a", "an", "the", "some", "set", "kind", "type", "collection"} and len(words) > 1:
@@ -78,27 +80,45 @@ def _clean_zh_np(y: str) -> str:
 def _defining_label(label: str, lkey: str) -> bool:
     """Whether "label: ..." defines the label as a term, rather than introducing a note or a list."""
     lkey_nodigit = re.sub(r"\s*\d+$", "", lkey)
-    short_label = (len(_CJK.findall(label)) <= 10 and len(label) <= 16) if _CJK.search(label) \
+    short_label = (len(CJK.findall(label)) <= 10 and len(label) <= 16) if CJK.search(label) \
         else len(label.split()) <= 4
-    return (lkey not in _SKIP_LABELS and lkey_nodigit not in _SKIP_LABELS and _valid(label) and short_label
+    return (lkey not in SKIP_LABELS and lkey_nodigit not in SKIP_LABELS and valid_name(label) and short_label
             and not re.search(r"[。.,，\[\]]", label)
             and not re.match(r"^(?:step|步骤|note|注意|例如|比如|e\.g|for example|如)", lkey)
             and not re.search(r"(?:包括|如下|以下|包含|为|有|是|the following|as follows|include|includes)$", lkey))
 
 
+@dataclass(frozen=True)
+class Definitions:
+    """What the definition reader found in one chunk, in reading order: new `mentions`,
+    `triples` as (priority, position, head, rel, tail), and `extra` names not found as a span
+    of the text, as (surface, kind, position)."""
+    mentions: tuple[Mention, ...]
+    triples: tuple[tuple[int, int, str, str, str], ...]
+    extra: tuple[tuple[str, str, int], ...]
+
+
+def read_definitions(text: str, topic: str, R: Mapping[str, str], mentions: Sequence[Mention],
+                     sents: Sequence[tuple[int, int]], body_start: int,
+                     sig_spans: Sequence[tuple[int, int]]) -> Definitions:
+    """Definitions and labelled fields of a chunk's body, sentence by sentence. `mentions` (the
+    candidates found so far) are read, not changed: a field's value may be one of them. `R` maps
+    relation keys to the chunk language's labels."""
+    reader = _DefinitionReader(text, topic, R, tuple(mentions))
+    reader.read(sents, body_start, sig_spans)
+    return Definitions(tuple(reader.mentions), tuple(reader.triples), tuple(reader.extra))
+
+
 class _DefinitionReader:
-    """Reads a chunk's body sentence by sentence for definitions and labelled fields.
+    """Reads a chunk's body sentence by sentence; collects into its own lists."""
 
-    Appends to the caller's lists: `mentions`, `triples` as (priority, position, head, rel,
-    tail), and `extra` as (surface, kind, position) for names not found as a span of the text.
-    `R` maps relation keys to the chunk language's labels."""
+    def __init__(self, text: str, topic: str, R: Mapping[str, str], known: tuple[Mention, ...]):
+        self.text, self.topic, self.R, self.known = text, topic, R, known
+        self.mentions: list[Mention] = []
+        self.triples: list[tuple[int, int, str, str, str]] = []
+        self.extra: list[tuple[str, str, int]] = []
 
-    def __init__(self, text: str, topic: str, R: dict[str, str], mentions: list[_Mention],
-                 triples: list[tuple[int, int, str, str, str]], extra: list[tuple[str, str, int]]):
-        self.text, self.topic, self.R = text, topic, R
-        self.mentions, self.triples, self.extra = mentions, triples, extra
-
-    def read(self, sents: list[tuple[int, int]], body_start: int, sig_spans: list[tuple[int, int]]) -> None:
+    def read(self, sents: Sequence[tuple[int, int]], body_start: int, sig_spans: Sequence[tuple[int, int]]) -> None:
         first_sentence = True
         for s, e in sents:
             if s < body_start or any(a < e and s < b for a, b in sig_spans):
@@ -119,8 +139,8 @@ class _DefinitionReader:
 
     def _api_verb(self, sent: str, ss: int) -> None:
         # API reference style "Defines a binary data array." / "获取待下载文件的总长度。": the topic does it
-        vm_en = _EN_API_VERB.match(sent)
-        vm = vm_en or _ZH_API_VERB.match(sent)
+        vm_en = EN_API_VERB.match(sent)
+        vm = vm_en or ZH_API_VERB.match(sent)
         if not vm:
             return
         verb = vm.group("v")
@@ -133,28 +153,28 @@ class _DefinitionReader:
             obj = _clean_zh_np(re.split(r"后|时|是否|并|且|以|来|要|需|[(（]", obj)[0])
             if len(obj) > 10:
                 obj = ""
-        if obj and _valid(obj) and normalize_entity(obj) != normalize_entity(self.topic):
+        if obj and valid_name(obj) and normalize_entity(obj) != normalize_entity(self.topic):
             opos = self.text.find(obj, ss + vm.start("o"))
             if opos >= 0:
-                self.mentions.append(_Mention(opos, opos + len(obj), obj, "isa_tail"))
+                self.mentions.append(Mention(opos, opos + len(obj), obj, "isa_tail"))
                 self.triples.append((1, opos, self.topic, verb.lower(), obj))
 
     def _labelled(self, sent: str, ss: int) -> bool:
         """"Label: value" / "X：definition"; True when the sentence needs no further reading."""
         lab = re.match(r"^([^:：\n(（]{1,24}?)\s*[:：]\s*(.+)$", sent)
-        if not lab or _URL.match(sent):
+        if not lab or URL.match(sent):
             return False
         label, value = lab.group(1).strip(), lab.group(2)
         num = re.match(r"^(?:\d+(?:\.\d+)*(?:[.、)]\s*|\s+)|[一二三四五六七八九十]+、\s*)", label)
         if num and num.end() < len(label):
             label = label[num.end():]
         lkey = normalize_entity(label)
-        if lkey in _FIELD_LABELS:
+        if lkey in FIELD_LABELS:
             self._field_values(label, value, ss + lab.start(2), ss + len(sent))
             return True
         if _defining_label(label, lkey):
             lpos = self.text.find(label, ss)
-            self.mentions.append(_Mention(lpos, lpos + len(label), label, "defined"))
+            self.mentions.append(Mention(lpos, lpos + len(label), label, "defined"))
             self.triples.append((0, lpos, label, self.R["defined_in"], self.topic))
             return True
         return False
@@ -162,7 +182,7 @@ class _DefinitionReader:
     def _field_values(self, label: str, value: str, vstart: int, vend: int) -> None:
         """An API reference field ("System capability: ...", "支持平台：Android、iOS"): (topic, label, value)
         for every mention in the value and every short listed part of it."""
-        values = [m for m in self.mentions if vstart <= m.start < vend]
+        values = [m for m in (*self.known, *self.mentions) if vstart <= m.start < vend]
         cursor = vstart
         for part in re.split(r"[、,，;；]|\s+and\s+|\s+or\s+|和|及", value):
             part = part.strip().strip("。.")
@@ -171,9 +191,9 @@ class _DefinitionReader:
                 continue
             cursor = p + len(part)
             words = part.split()
-            if (_valid(part) and len(part) <= 30 and len(words) <= 4
-                    and not any(w.lower() in _FUNCTION_WORDS for w in words)):
-                self.mentions.append(_Mention(p, p + len(part), part, "field_value"))
+            if (valid_name(part) and len(part) <= 30 and len(words) <= 4
+                    and not any(w.lower() in FUNCTION_WORDS for w in words)):
+                self.mentions.append(Mention(p, p + len(part), part, "field_value"))
                 values.append(self.mentions[-1])
         for v in values:
             self.triples.append((1, v.start, self.topic, label, v.surface))
@@ -189,23 +209,23 @@ class _DefinitionReader:
         rel = m.group("rel").lower()
         xw = x.split()
         name_like = all(w[:1].isupper() or not w[:1].isalpha() for w in xw)
-        good_x = (xk not in _EN_BAD_SUBJ and len(xw) <= (6 if name_like else 4) and _valid(x)
-                  and not any(w.lower() in _EN_STOP for w in xw[1:])
-                  and not (xw[0].lower() in _EN_STOP and len(xw) == 1)
-                  and not re.match(r"^[A-Z][a-z]+s$", xw[0]) or len(xw) == 1 and _CAMEL.search(x))
+        good_x = (xk not in _EN_BAD_SUBJ and len(xw) <= (6 if name_like else 4) and valid_name(x)
+                  and not any(w.lower() in EN_STOP for w in xw[1:])
+                  and not (xw[0].lower() in EN_STOP and len(xw) == 1)
+                  and not re.match(r"^[A-Z][a-z]+s$", xw[0]) or len(xw) == 1 and CAMEL.search(x))
         yw = m.group("y").split()
-        good_y = bool(y) and _valid(y) and normalize_entity(y) != xk and (
-            m.group("art") or rel not in ("is", "are") or (yw and (_CAMEL.search(yw[0]) or _ACRONYM.match(yw[0]))))
+        good_y = bool(y) and valid_name(y) and normalize_entity(y) != xk and (
+            m.group("art") or rel not in ("is", "are") or (yw and (CAMEL.search(yw[0]) or ACRONYM.match(yw[0]))))
         if not (good_x and good_y):
             return False
         xpos = ss + m.start("x")
-        self.mentions.append(_Mention(xpos, xpos + len(x), x, "defined"))
+        self.mentions.append(Mention(xpos, xpos + len(x), x, "defined"))
         self._is_a_tail(y, ss + m.start("y"))
         rel = self.R["is_a"] if rel in ("is", "are", "is defined as", "is known as") else rel
         self.triples.append((0, xpos, x, rel, y))
         self.triples.append((0, xpos, x, self.R["defined_in"], self.topic))
         if alias:
-            self.mentions.append(_Mention(alias_pos, alias_pos + len(alias), alias, "quoted"))
+            self.mentions.append(Mention(alias_pos, alias_pos + len(alias), alias, "quoted"))
             self.triples.append((0, xpos, x, self.R["alias"], alias))
         return True
 
@@ -213,7 +233,7 @@ class _DefinitionReader:
         """Y of "X is a Y" as a mention, or as an extra name when the cleaned Y is not in the text."""
         ypos = self.text.find(y, from_pos)
         if ypos >= 0:
-            self.mentions.append(_Mention(ypos, ypos + len(y), y, "isa_tail"))
+            self.mentions.append(Mention(ypos, ypos + len(y), y, "isa_tail"))
         else:
             self.extra.append((y, "isa_tail", from_pos))
 
@@ -224,24 +244,24 @@ class _DefinitionReader:
             # X starts at the clause start
             if m.start("x") != 0 and sent[m.start("x") - 1] not in ",，;；:：、(（ \n":
                 continue
-            if not x or x.startswith(_ZH_DEF_BAD_START) or x[-1] in _ZH_DEF_BAD_END or "的" in x:
+            if not x or x.startswith(ZH_DEF_BAD_START) or x[-1] in ZH_DEF_BAD_END or "的" in x:
                 continue
             if x.endswith(("可能", "应该", "必须", "一定", "就是", "并不", "而不", "只是", "都是", "还是", "也是", "不是")):
                 continue
-            if not _valid(x) or (len(_CJK.findall(x)) > 10) or len(x.split()) > 4:
+            if not valid_name(x) or (len(CJK.findall(x)) > 10) or len(x.split()) > 4:
                 continue
             rel = m.group("rel")
             rel = "是" if rel in ("是", "即") else "指" if rel in ("是指", "指的是", "指") else rel
             y = _clean_zh_np(m.group("y"))
-            if rel == "是" and (not y or not _valid(y) or y.startswith(("否", "因为", "为了", "由", "在", "从", "不"))):
+            if rel == "是" and (not y or not valid_name(y) or y.startswith(("否", "因为", "为了", "由", "在", "从", "不"))):
                 continue
             xpos = ss + m.start("x")
-            self.mentions.append(_Mention(xpos, xpos + len(x), x, "defined"))
+            self.mentions.append(Mention(xpos, xpos + len(x), x, "defined"))
             self.triples.append((0, xpos, x, self.R["defined_in"], self.topic))
             if alias:
-                self.mentions.append(_Mention(alias_pos, alias_pos + len(alias), alias, "quoted"))
+                self.mentions.append(Mention(alias_pos, alias_pos + len(alias), alias, "quoted"))
                 self.triples.append((0, xpos, x, self.R["alias"], alias))
-            if y and _valid(y) and normalize_entity(y) != normalize_entity(x):
+            if y and valid_name(y) and normalize_entity(y) != normalize_entity(x):
                 self._is_a_tail(y, ss + m.start("y"))
                 self.triples.append((0, xpos, x, self.R["is_a"] if rel == "是" else rel, y))
             return
@@ -250,8 +270,8 @@ class _DefinitionReader:
         # "通过X…" / "via X": X as a candidate
         for m in re.finditer(r"通过(?P<x>[A-Za-z@$][A-Za-z0-9_.@$-]*(?: [A-Z][A-Za-z0-9_-]*)?|[\u4e00-\u9fff]{2,8}?)(?=进行|来|实现|获取|调用|完成|可以|即可|设置|创建|,|，|。|的|$)", sent):
             x = m.group("x")
-            if _CJK.match(x) and not (len(x) <= 4 or x.endswith(tuple(_ZH_SUFFIXES))):
+            if CJK.match(x) and not (len(x) <= 4 or x.endswith(tuple(ZH_SUFFIXES))):
                 continue
-            if _valid(x) and normalize_entity(x) not in _ZH_STOP:
+            if valid_name(x) and normalize_entity(x) not in ZH_STOP:
                 p = ss + m.start("x")
-                self.mentions.append(_Mention(p, p + len(x), x, "via"))
+                self.mentions.append(Mention(p, p + len(x), x, "via"))

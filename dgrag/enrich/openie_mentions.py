@@ -1,5 +1,5 @@
 """Candidate finders of the offline OpenIE: every span of a chunk's text that may name an
-entity, as a `_Mention` whose kind (api, file, camel, cjk_np, ...) sets its score.
+entity, as a `Mention` whose kind (api, file, camel, cjk_np, ...) sets its score.
 
 Latin tokens (identifiers, decorators, API names, file names, paths, acronyms, capitalised
 words and the multi-word names they form), command lines, quoted terms, CJK noun phrases,
@@ -11,16 +11,17 @@ import re
 from dataclasses import dataclass
 
 from .openie_lexicon import (
-    MAX_NAME_CHARS, _ABBREV, _ACRONYM, _API_VERBS_EN, _CAMEL, _CJK, _CJK_RUN, _CLI_SUBCOMMANDS, _COMMAND,
-    _EN_STOP, _FIELD_LABELS, _FILE_EXT, _FUNCTION_WORDS, _GENERIC_TAILS, _LATIN, _SCORE, _SENT_VERBS, _SKIP_LABELS,
-    _TOKEN, _URL, _ZH_BOUNDARY_BIGRAMS, _ZH_BOUNDARY_CHARS, _ZH_CUT_WORDS, _ZH_LEAD_STRIP, _ZH_STOP, _ZH_SUFFIXES,
-    _ZH_TECH_MODIFIER_BAD, _ZH_VERBISH_HEADS, _nfkc, normalize_entity,
+    MAX_NAME_CHARS, ABBREV, ACRONYM, API_VERBS_EN, CAMEL, CJK, CJK_RUN, CLI_SUBCOMMANDS, COMMAND,
+    EN_STOP, FIELD_LABELS, FILE_EXT, FUNCTION_WORDS, GENERIC_TAILS, LATIN, SCORE, SENT_VERBS, SKIP_LABELS,
+    TOKEN, URL, ZH_BOUNDARY_BIGRAMS, ZH_BOUNDARY_CHARS, ZH_CUT_WORDS, ZH_LEAD_STRIP, ZH_STOP, ZH_SUFFIXES,
+    ZH_TECH_MODIFIER_BAD, ZH_VERBISH_HEADS, nfkc, normalize_entity,
 )
-from .openie_text import _is_cjk, _valid
+from .openie_text import is_cjk, valid_name
 
 
-@dataclass
-class _Mention:
+@dataclass(frozen=True)
+class Mention:
+    """A span of the text that may name an entity; its kind sets its score."""
     start: int
     end: int
     surface: str
@@ -28,20 +29,20 @@ class _Mention:
 
     @property
     def score(self) -> int:
-        return _SCORE.get(self.kind, 10)
+        return SCORE.get(self.kind, 10)
 
 
 
 def _classify_token(tok: str, text: str, start: int, zh_context: bool, sentence_start: bool) -> str | None:
     core = tok[:-2] if tok.endswith("()") else tok
     low = core.lower()
-    if low in _ABBREV or low.rstrip(".") in _ABBREV:
+    if low in ABBREV or low.rstrip(".") in ABBREV:
         return None
     if tok.startswith("@"):
         return "decorator" if len(core) > 2 else None
     if tok.startswith("$"):
         return "ident" if len(core) > 1 else None
-    if re.search(rf"\.(?:{_FILE_EXT})$", core, re.I) and not core.startswith("."):
+    if re.search(rf"\.(?:{FILE_EXT})$", core, re.I) and not core.startswith("."):
         return "file"
     if "/" in core:
         parts = [p for p in core.split("/") if p]
@@ -49,49 +50,49 @@ def _classify_token(tok: str, text: str, start: int, zh_context: bool, sentence_
             return "path"
         return None
     nxt = text[start + len(tok):start + len(tok) + 1]
-    if tok.endswith("()") or (nxt == "(" and (_CAMEL.search(core) or "." in core or "_" in core)):
+    if tok.endswith("()") or (nxt == "(" and (CAMEL.search(core) or "." in core or "_" in core)):
         return "api"
     if "." in core or "::" in core:
         parts = re.split(r"\.|::", core)
         if all(p.isdigit() for p in parts[1:]):
             return None
         if len(parts) == 2 and re.fullmatch(r"[a-z]{3,}", parts[0]) and re.fullmatch(r"[A-Z][a-z]+", parts[1]) \
-                and (parts[1].lower() in _EN_STOP or parts[1].lower() in _SENT_VERBS):
+                and (parts[1].lower() in EN_STOP or parts[1].lower() in SENT_VERBS):
             return None                      # "instance.Call createCipher()": a missing space
-        if any(_LATIN.search(p) for p in parts[1:]):
+        if any(LATIN.search(p) for p in parts[1:]):
             return "api"
         return None
     if "<" in core:
         return "camel"
     if "_" in core.strip("_"):
         return "ident"
-    if _ACRONYM.match(core):
+    if ACRONYM.match(core):
         return "acronym" if core.rstrip("s").upper() not in ("I", "OK", "TODO", "NOTE", "A") else None
-    if _CAMEL.search(core):
+    if CAMEL.search(core):
         return "camel"
     if "-" in core:
         if any(c.isupper() for c in core[1:]) or re.search(r"\d", core):
             return "camel"
         return "latin_in_zh" if zh_context and len(core) > 2 else None
     if zh_context:
-        if len(core) >= 2 and low not in _EN_STOP:
+        if len(core) >= 2 and low not in EN_STOP:
             return "latin_in_zh"
         return None
-    if core[0].isupper() and len(core) >= 3 and not sentence_start and low not in _EN_STOP:
+    if core[0].isupper() and len(core) >= 3 and not sentence_start and low not in EN_STOP:
         return "proper"
     return None
 
 
-def _latin_tokens(text: str, body_start: int, sent_starts: set[int], zh: bool) -> list[_Mention]:
+def latin_mentions(text: str, body_start: int, sent_starts: set[int], zh: bool) -> list[Mention]:
     return _merge_token_runs(text, _scan_tokens(text, sent_starts, zh), body_start)
 
 
 def _scan_tokens(text: str, sent_starts: set[int], zh: bool) -> list[tuple]:
     """Every Latin token as (start, end, token, kind or None, at a sentence start)."""
-    cleaned = _URL.sub(lambda m: " " * len(m.group(0)), text)
+    cleaned = URL.sub(lambda m: " " * len(m.group(0)), text)
     starts = sorted(sent_starts)
     raw = []
-    for m in _TOKEN.finditer(cleaned):
+    for m in TOKEN.finditer(cleaned):
         tok = m.group(0)
         # strip a dangling generic part "<...>" if unbalanced
         if tok.count("<") != tok.count(">"):
@@ -107,16 +108,16 @@ def _scan_tokens(text: str, sent_starts: set[int], zh: bool) -> list[tuple]:
         si = bisect.bisect_right(starts, s) - 1
         at_sentence_start = (si >= 0 and not text[starts[si]:s].strip()) \
             or prev in ("", ".", ":", "：", "!", "?", "\"", "“", "(", "（", "-", "–", "—", "*", "•")
-        zh_ctx = zh or _is_cjk(text[s - 1:s]) or _is_cjk(text[s + len(tok):s + len(tok) + 1])
+        zh_ctx = zh or is_cjk(text[s - 1:s]) or is_cjk(text[s + len(tok):s + len(tok) + 1])
         kind = _classify_token(tok, text, s, zh_ctx, at_sentence_start)
         raw.append((s, s + len(tok), tok, kind, at_sentence_start))
     return raw
 
 
-def _merge_token_runs(text: str, raw: list[tuple], body_start: int) -> list[_Mention]:
+def _merge_token_runs(text: str, raw: list[tuple], body_start: int) -> list[Mention]:
     """Mentions of the scanned tokens, runs of capitalised / technical tokens merged into one name."""
-    out: list[_Mention] = []
-    latin_heading = not _CJK.search(text[:body_start])
+    out: list[Mention] = []
+    latin_heading = not CJK.search(text[:body_start])
 
     def heading_word(pos: int, kind: str) -> bool:
         """An ordinary word of the heading line: the topic already covers it."""
@@ -131,7 +132,7 @@ def _merge_token_runs(text: str, raw: list[tuple], body_start: int) -> list[_Men
         if len(group) == 1 and j > i:
             g = group[0]
             if g[3] and not heading_word(g[0], g[3]):
-                out.append(_Mention(g[0], g[1], g[2], g[3]))
+                out.append(Mention(g[0], g[1], g[2], g[3]))
             i = j + 1
             continue
         run = _run_mentions(text, group, body_start)
@@ -140,7 +141,7 @@ def _merge_token_runs(text: str, raw: list[tuple], body_start: int) -> list[_Men
             i = j + 1
             continue
         if kind and not heading_word(s, kind):
-            out.append(_Mention(s, e, tok, kind))
+            out.append(Mention(s, e, tok, kind))
         i += 1
     return out
 
@@ -154,9 +155,9 @@ def _token_run(text: str, raw: list[tuple], i: int) -> tuple[list[tuple], int]:
     while capish_start and j + 1 < len(raw):
         ns, _, ntok, nkind, _ = raw[j + 1]
         gap = text[group[-1][1]:ns]
-        if gap != " " or len(group) >= (6 if group[0][2].lower() in _EN_STOP else 5):
+        if gap != " " or len(group) >= (6 if group[0][2].lower() in EN_STOP else 5):
             break
-        if not (ntok[:1].isupper() or nkind in ("camel", "acronym")) or ntok.lower() in _FUNCTION_WORDS:
+        if not (ntok[:1].isupper() or nkind in ("camel", "acronym")) or ntok.lower() in FUNCTION_WORDS:
             break
         if "\n" in gap:
             break
@@ -165,17 +166,22 @@ def _token_run(text: str, raw: list[tuple], i: int) -> tuple[list[tuple], int]:
     return group, j
 
 
+def _leading_stop(low: str, at_sentence_start: bool) -> bool:
+    return low in FUNCTION_WORDS or (at_sentence_start and low in EN_STOP and low != "new")
+
+
 def _drop_leading_stopwords(group: list[tuple]) -> list[tuple]:
-    # drop leading stop-words ("The DevEco Studio", "In ArkUI")
-    while len(group) > 1 and (group[0][2].lower() in _EN_STOP or (
+    # drop leading stop-words ("The DevEco Studio", "In ArkUI"); mid-sentence only function words:
+    # "New York City", "First Republic" are names
+    while len(group) > 1 and (_leading_stop(group[0][2].lower(), group[0][4]) or (
             group[0][4] and group[0][3] is None and (
-                group[0][2].lower() in _SENT_VERBS or group[0][2].lower() in _API_VERBS_EN
-                or group[0][2].lower().rstrip("s") in _SENT_VERBS))):
+                group[0][2].lower() in SENT_VERBS or group[0][2].lower() in API_VERBS_EN
+                or group[0][2].lower().rstrip("s") in SENT_VERBS))):
         group = group[1:]
     return group
 
 
-def _run_mentions(text: str, group: list[tuple], body_start: int) -> list[_Mention] | None:
+def _run_mentions(text: str, group: list[tuple], body_start: int) -> list[Mention] | None:
     """The mentions a multi-token name run yields (possibly none), or None if it is not one."""
     capish = [g for g in group if g[2][:1].isupper() or g[3] in ("camel", "acronym")]
     strong = [g for g in group if g[3] in ("camel", "acronym", "latin_in_zh", "proper")]
@@ -188,26 +194,26 @@ def _run_mentions(text: str, group: list[tuple], body_start: int) -> list[_Menti
     if gs < body_start and not technical:
         return []          # Title Case words of the heading line: the topic covers them
     if len(surface) <= MAX_NAME_CHARS:
-        out = [_Mention(gs, ge, surface, "phrase")]
+        out = [Mention(gs, ge, surface, "phrase")]
         # "ArkUI-X SDK", "ArkTS API": the product name stays an entity too
         g0, g1 = group[0], group[-1]
         if len(group) == 2 and g0[3] == "camel" and (
-                g1[3] == "acronym" or g1[2].lower() in _GENERIC_TAILS):
-            out.append(_Mention(g0[0], g0[1], g0[2], g0[3]))
+                g1[3] == "acronym" or g1[2].lower() in GENERIC_TAILS):
+            out.append(Mention(g0[0], g0[1], g0[2], g0[3]))
         return out
     # too long for one name: keep its technical words, not a truncated tail of it
-    return [_Mention(g[0], g[1], g[2], g[3]) for g in group if g[3] in ("camel", "acronym", "ident")]
+    return [Mention(g[0], g[1], g[2], g[3]) for g in group if g[3] in ("camel", "acronym", "ident")]
 
 
-def _commands(text: str) -> list[_Mention]:
+def command_mentions(text: str) -> list[Mention]:
     out = []
-    for m in _COMMAND.finditer(text):
+    for m in COMMAND.finditer(text):
         prog = m.group(1)
         args = m.group(2).split()
-        allowed = _CLI_SUBCOMMANDS[prog]
+        allowed = CLI_SUBCOMMANDS[prog]
         if allowed is not None and args[0] not in allowed:
             continue
-        if allowed is None and args[0].lower() in _EN_STOP and not args[0].startswith("-"):
+        if allowed is None and args[0].lower() in EN_STOP and not args[0].startswith("-"):
             continue
         # keep the subcommand and following options / lowercase words that look like arguments
         keep = [args[0]]
@@ -219,14 +225,14 @@ def _commands(text: str) -> list[_Mention]:
         end = m.start() + len(prog)
         for a in keep:
             end = text.index(a, end) + len(a)
-        out.append(_Mention(m.start(), end, text[m.start():end], "command"))
+        out.append(Mention(m.start(), end, text[m.start():end], "command"))
     return out
 
 
 _QUOTED = re.compile(r"「([^」\n]{2,40})」|“([^”\n]{2,40})”|《([^》\n]{2,40})》|『([^』\n]{2,40})』|\"([^\"\n]{2,40})\"")
 
 
-def _quoted(text: str) -> list[_Mention]:
+def quoted_mentions(text: str) -> list[Mention]:
     out = []
     for m in _QUOTED.finditer(text):
         gi = next(i for i in range(1, 6) if m.group(i) is not None)
@@ -234,44 +240,44 @@ def _quoted(text: str) -> list[_Mention]:
         if "%{" in inner or sum(not (c.isalnum() or c.isspace() or c in "._-@$") for c in inner) > 0.3 * len(inner):
             continue
         if len(inner.split()) > 5 or re.search(r"[。，,!?！？；;]", inner) or inner.strip().endswith(".") \
-                or len(_CJK.findall(inner)) > 15:
+                or len(CJK.findall(inner)) > 15:
             continue
-        out.append(_Mention(m.start(gi), m.end(gi), inner, "quoted"))
+        out.append(Mention(m.start(gi), m.end(gi), inner, "quoted"))
     return out
 
 
-def _cjk_phrases(text: str, latin: list[_Mention]) -> list[_Mention]:
+def cjk_mentions(text: str, latin: list[Mention]) -> list[Mention]:
     """ArkUI框架 / UIAbility组件 (token + CJK head noun) and plain CJK noun phrases (状态管理)."""
     return _cjk_tech_phrases(text, latin) + _cjk_noun_phrases(text)
 
 
-def _cjk_tech_phrases(text: str, latin: list[_Mention]) -> list[_Mention]:
+def _cjk_tech_phrases(text: str, latin: list[Mention]) -> list[Mention]:
     """A technical Latin token and the CJK head noun right after it: ArkUI框架, UIAbility组件."""
     out = []
     for t in latin:
         if t.kind not in ("camel", "acronym", "latin_in_zh", "phrase", "decorator", "api", "ident", "proper"):
             continue
-        after = _CJK_RUN.match(text, t.end)
+        after = CJK_RUN.match(text, t.end)
         if not after:
             continue
         run = after.group(0)[:6]
         best = 0
-        for suf in _ZH_SUFFIXES:
+        for suf in ZH_SUFFIXES:
             # the head noun may follow one or two modifier characters: UI开发框架
             for k in range(0, min(len(run) - len(suf), 3) + 1):
-                if run[k:k + len(suf)] == suf and not run[:k].startswith(_ZH_TECH_MODIFIER_BAD) \
-                        and all(c not in _ZH_BOUNDARY_CHARS for c in run[:k + len(suf)]):
+                if run[k:k + len(suf)] == suf and not run[:k].startswith(ZH_TECH_MODIFIER_BAD) \
+                        and all(c not in ZH_BOUNDARY_CHARS for c in run[:k + len(suf)]):
                     best = max(best, k + len(suf))
         if best:
             surface = text[t.start:t.end + best]
-            out.append(_Mention(t.start, t.end + best, surface, "cjk_tech"))
+            out.append(Mention(t.start, t.end + best, surface, "cjk_tech"))
     return out
 
 
-def _cjk_noun_phrases(text: str) -> list[_Mention]:
+def _cjk_noun_phrases(text: str) -> list[Mention]:
     """Plain CJK noun phrases ending in a head noun (状态管理), at most one per head noun."""
     out = []
-    for m in _CJK_RUN.finditer(text):
+    for m in CJK_RUN.finditer(text):
         run, base = m.group(0), m.start()
         if len(run) < 3:
             continue
@@ -279,9 +285,9 @@ def _cjk_noun_phrases(text: str) -> list[_Mention]:
         # scan head nouns from right to left; each yields at most one phrase
         positions = []
         for i in range(len(run)):
-            for suf in _ZH_SUFFIXES:
+            for suf in ZH_SUFFIXES:
                 if run.startswith(suf, i):
-                    if suf not in _ZH_VERBISH_HEADS:
+                    if suf not in ZH_VERBISH_HEADS:
                         positions.append((i + len(suf), suf))
                     break
         for end, suf in positions:
@@ -291,7 +297,7 @@ def _cjk_noun_phrases(text: str) -> list[_Mention]:
             if phrase is None:
                 continue
             ps = base + end - len(phrase)
-            out.append(_Mention(ps, base + end, phrase, "cjk_np"))
+            out.append(Mention(ps, base + end, phrase, "cjk_np"))
             taken_until = end
     return out
 
@@ -300,25 +306,25 @@ def _noun_phrase_ending_at(run: str, end: int, suf: str) -> str | None:
     """The noun phrase of a CJK run ending with head noun `suf` at `end`, or None if unfit."""
     j = end - len(suf)
     k = j
-    while k > 0 and j - k < 10 and run[k - 1] not in _ZH_BOUNDARY_CHARS:
+    while k > 0 and j - k < 10 and run[k - 1] not in ZH_BOUNDARY_CHARS:
         k -= 1
-    if k > 0 and run[k - 1:k + 1] in _ZH_BOUNDARY_BIGRAMS:
+    if k > 0 and run[k - 1:k + 1] in ZH_BOUNDARY_BIGRAMS:
         k += 1
     phrase = run[k:end]
-    cut = max((phrase.rfind(w, 0, len(phrase) - len(suf)) + len(w) for w in _ZH_CUT_WORDS
+    cut = max((phrase.rfind(w, 0, len(phrase) - len(suf)) + len(w) for w in ZH_CUT_WORDS
                if 0 <= phrase.rfind(w, 0, len(phrase) - len(suf))), default=0)
     phrase = phrase[cut:]
     changed = True
     while changed:
         changed = False
-        for lead in _ZH_LEAD_STRIP:
+        for lead in ZH_LEAD_STRIP:
             if phrase.startswith(lead) and len(phrase) - len(lead) >= len(suf):
                 phrase = phrase[len(lead):]
                 changed = True
                 break
     if len(phrase) <= len(suf) or len(phrase) < 3 or len(phrase) > 10:
         return None
-    if normalize_entity(phrase) in _ZH_STOP:
+    if normalize_entity(phrase) in ZH_STOP:
         return None
     return phrase
 
@@ -341,15 +347,15 @@ def _prose_lines(raw_markdown: str) -> list[str]:
     return lines
 
 
-def _code_spans(raw_markdown: str, text: str) -> list[tuple[str, int]]:
+def code_spans(raw_markdown: str, text: str) -> list[tuple[str, int]]:
     """Inline code spans of the prose part of raw Markdown -> (span, position in text or -1)."""
     body = "\n".join(_prose_lines(raw_markdown))
     found = []
     for m in re.finditer(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", body):
-        span = _nfkc(m.group(2).strip()).replace("\\@", "@")
+        span = nfkc(m.group(2).strip()).replace("\\@", "@")
         if not span or "${" in span or "\n" in span:
             continue
-        if len(span.split()) > 5 or not _valid(span) or "%{" in span:
+        if len(span.split()) > 5 or not valid_name(span) or "%{" in span:
             continue
         if sum(not (c.isalnum() or c in " ._-@$") for c in span) > 0.3 * len(span):
             continue
@@ -357,19 +363,19 @@ def _code_spans(raw_markdown: str, text: str) -> list[tuple[str, int]]:
     return found
 
 
-def _bold_spans(raw_markdown: str) -> list[str]:
+def bold_spans(raw_markdown: str) -> list[str]:
     out = []
     for ln in _prose_lines(raw_markdown):
         parts = ln.split("**")
         for k in range(1, len(parts) - 1, 2):          # odd segments are bold
-            b = _nfkc(parts[k]).replace("\\@", "@").strip().strip("“”\"'「」")
+            b = nfkc(parts[k]).replace("\\@", "@").strip().strip("“”\"'「」")
             if re.match(r"^(?:\d+(?:\.\d+)*[.、)]|[一二三四五六七八九十]+、|(?:step|步骤)\s*\d)", b, re.I):
                 continue
             if not 2 <= len(b) <= 40:
                 continue
-            if re.search(r"[:：。.,，!?]$", b) or normalize_entity(b) in _SKIP_LABELS or normalize_entity(b) in _FIELD_LABELS:
+            if re.search(r"[:：。.,，!?]$", b) or normalize_entity(b) in SKIP_LABELS or normalize_entity(b) in FIELD_LABELS:
                 continue
-            if len(b.split()) > 4 or re.search(r"[,，。;；、]", b) or len(_CJK.findall(b)) > 15:
+            if len(b.split()) > 4 or re.search(r"[,，。;；、]", b) or len(CJK.findall(b)) > 15:
                 continue
             out.append(b)
     return out

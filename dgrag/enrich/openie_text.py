@@ -5,40 +5,40 @@ from __future__ import annotations
 import re
 
 from .openie_lexicon import (
-    MAX_DESC_CHARS, MAX_IDENT_CHARS, MAX_NAME_CHARS, MAX_TOPIC_CHARS, _ABBREV, _CJK, _EN_STOP, _FUNCTION_WORDS,
-    _GENERIC_HEADINGS, _LATIN, _SENT_END, _VERSIONISH, _WS, _ZH_STOP, _nfkc, normalize_entity,
+    MAX_DESC_CHARS, MAX_IDENT_CHARS, MAX_NAME_CHARS, MAX_TOPIC_CHARS, ABBREV, CJK, EN_STOP, FUNCTION_WORDS,
+    GENERIC_HEADINGS, LATIN, SENT_END, VERSIONISH, WS, ZH_STOP, nfkc, normalize_entity,
 )
 
 
-def _valid(name: str, max_words: int = 6, max_chars: int = MAX_NAME_CHARS) -> bool:
+def valid_name(name: str, max_words: int = 6, max_chars: int = MAX_NAME_CHARS) -> bool:
     key = normalize_entity(name)
-    limit = max(MAX_IDENT_CHARS, max_chars) if (" " not in key and not _CJK.search(key)) else max_chars
+    limit = max(MAX_IDENT_CHARS, max_chars) if (" " not in key and not CJK.search(key)) else max_chars
     if len(key) < 2 or len(key) > limit:
         return False
     if "://" in key or key.startswith("www."):
         return False
-    if not (_LATIN.search(key) or _CJK.search(key) or key in ("$$",)):
+    if not (LATIN.search(key) or CJK.search(key) or key in ("$$",)):
         return False
-    if _VERSIONISH.match(key):
+    if VERSIONISH.match(key):
         return False
-    if key in _EN_STOP or key in _ZH_STOP:
+    if key in EN_STOP or key in ZH_STOP:
         return False
-    if len(_CJK.findall(key)) == 1 and len(key) == 1:
+    if len(CJK.findall(key)) == 1 and len(key) == 1:
         return False
     if key.count(" ") >= max_words:
         return False
     return True
 
 
-def _sentences(text: str) -> list[tuple[int, int]]:
+def sentence_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) offsets of sentences; ends on 。！？；!?; , '. ' and newlines."""
     spans, start = [], 0
-    for m in _SENT_END.finditer(text):
+    for m in SENT_END.finditer(text):
         if m.group(0) == "." :
             # don't end on abbreviations like "e.g." / "etc."
             tail = text[max(0, m.start() - 5):m.start()].lower()
             word = re.split(r"[\s(]", tail)[-1]
-            if word in _ABBREV:
+            if word in ABBREV:
                 continue
         end = m.end()
         if text[start:m.start()].strip():
@@ -49,38 +49,38 @@ def _sentences(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _trim_sentence(text: str, s: int, e: int, pos: int) -> str:
-    sent = _WS.sub(" ", text[s:e]).strip()
+def trim_sentence(text: str, s: int, e: int, pos: int) -> str:
+    sent = WS.sub(" ", text[s:e]).strip()
     if len(sent) <= MAX_DESC_CHARS:
         return sent
     rel = max(0, pos - s - 50)
     chunk = text[s + rel:e]
-    chunk = _WS.sub(" ", chunk).strip()
+    chunk = WS.sub(" ", chunk).strip()
     if rel > 0:
         sp = chunk.find(" ")
-        if 0 <= sp < 20 and not _CJK.search(chunk[:sp]):
+        if 0 <= sp < 20 and not CJK.search(chunk[:sp]):
             chunk = chunk[sp + 1:]
         chunk = "…" + chunk
     if len(chunk) > MAX_DESC_CHARS:
         cut = chunk[:MAX_DESC_CHARS - 1]
         sp = cut.rfind(" ")
-        if sp > MAX_DESC_CHARS // 2 and not _CJK.search(cut[sp:]):
+        if sp > MAX_DESC_CHARS // 2 and not CJK.search(cut[sp:]):
             cut = cut[:sp]
         chunk = cut.rstrip() + "…"
     return chunk
 
 
-def _is_cjk(ch: str) -> bool:
-    return bool(ch) and bool(_CJK.match(ch))
+def is_cjk(ch: str) -> bool:
+    return bool(ch) and bool(CJK.match(ch))
 
 
-def _clean_heading(h: str) -> str:
-    h = _nfkc(h or "").replace("\\@", "@")
+def clean_heading(h: str) -> str:
+    h = nfkc(h or "").replace("\\@", "@")
     h = re.sub(r"<[^>]+>", "", h)
     h = re.sub(r"^\s*(?:\d+(?:\.\d+)*(?:[.、)]\s*|\s+)|[一二三四五六七八九十]+[、.]\s*)", "", h)
     h = re.sub(r"(?<=[A-Za-z_)])\d+\+$", "", h.strip())     # checkAccessToken9+ (a <sup>9+</sup>)
     h = re.sub(r"\((?:deprecated|已废弃|废弃)\)$", "", h, flags=re.I)
-    return _WS.sub(" ", h).strip()
+    return WS.sub(" ", h).strip()
 
 
 def _shorten_topic(h: str) -> str:
@@ -93,9 +93,9 @@ def _shorten_topic(h: str) -> str:
             if 2 <= len(normalize_entity(head)) <= MAX_TOPIC_CHARS:
                 return head
     cut = h[:MAX_TOPIC_CHARS]
-    if not _CJK.search(cut) and " " in cut:
+    if not CJK.search(cut) and " " in cut:
         words = cut[:cut.rfind(" ")].split()
-        while len(words) > 1 and words[-1].lower() in _FUNCTION_WORDS | {"using", "based"}:
+        while len(words) > 1 and words[-1].lower() in FUNCTION_WORDS | {"using", "based"}:
             words.pop()
         cut = " ".join(words)
     return cut.strip()
@@ -110,28 +110,28 @@ def _split_alias(h: str) -> tuple[str, str]:
     if not m:
         return h, ""
     x, y = m.group(1).strip(), m.group(2).strip()
-    if not _valid(x, max_words=12, max_chars=MAX_TOPIC_CHARS) and not re.fullmatch(r"[@A-Za-z_$][\w$.@/-]*", x):
+    if not valid_name(x, max_words=12, max_chars=MAX_TOPIC_CHARS) and not re.fullmatch(r"[@A-Za-z_$][\w$.@/-]*", x):
         return h, ""
     if len(x.split()) >= 3 and re.fullmatch(r"[A-Z][a-z]+", y):
         return x, ""                       # "... Symmetric Key (Callback)": a variant, not another name
-    ok = (_valid(y) and normalize_entity(y) not in _GENERIC_HEADINGS and normalize_entity(y) != normalize_entity(x)
-          and (len(_CJK.findall(y)) >= 3 or re.search(r"[A-Z@._]", y)) and not re.match(r"^(?:example|示例|场景)", y, re.I))
+    ok = (valid_name(y) and normalize_entity(y) not in GENERIC_HEADINGS and normalize_entity(y) != normalize_entity(x)
+          and (len(CJK.findall(y)) >= 3 or re.search(r"[A-Z@._]", y)) and not re.match(r"^(?:example|示例|场景)", y, re.I))
     return x, (y if ok else "")
 
 
 def _heading_ok(c: str) -> bool:
-    if normalize_entity(c) in _GENERIC_HEADINGS:
+    if normalize_entity(c) in GENERIC_HEADINGS:
         return False
     short = _shorten_topic(c)
-    return _valid(short, max_words=12, max_chars=MAX_TOPIC_CHARS) or bool(re.fullmatch(r"[A-Za-z_$][\w$.]*(?:\(.*\))?", short) and len(short) >= 2)
+    return valid_name(short, max_words=12, max_chars=MAX_TOPIC_CHARS) or bool(re.fullmatch(r"[A-Za-z_$][\w$.]*(?:\(.*\))?", short) and len(short) >= 2)
 
 
-def _topic(breadcrumb: str, text: str) -> tuple[str, str, str, str]:
+def section_topic(breadcrumb: str, text: str) -> tuple[str, str, str, str]:
     """(topic, the heading it came from, the heading's alias, the parent topic): the topic is the
     nearest non-generic breadcrumb heading, the parent the next one up."""
-    crumbs = [c for c in (_clean_heading(c) for c in (breadcrumb or "").split(" / ")) if c]
+    crumbs = [c for c in (clean_heading(c) for c in (breadcrumb or "").split(" / ")) if c]
     if not crumbs:
-        first = _clean_heading((text or "").strip().split("\n", 1)[0])
+        first = clean_heading((text or "").strip().split("\n", 1)[0])
         crumbs = [first] if first else []
     if not crumbs:
         return "", "", "", ""

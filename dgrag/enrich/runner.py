@@ -88,8 +88,11 @@ def run_step(store: Store, settings: Settings, step_name: str, llm=None, *, max_
     if dry_run:
         _dry_run(step, items, report)
     elif not use_llm:
+        offline = step.offline
+        if step.offline_for_corpus is not None and items:
+            offline = step.offline_for_corpus(store.nodes.by_rowids(store.nodes.of_type(step.kinds)), settings)
         for i, node in enumerate(items):
-            _apply(store, step, node, step.offline(node), "offline", report)
+            _apply(store, step, node, offline(node), "offline", report)
             progress(step_name, i + 1, len(items))
     else:
         _run_pool(store, settings, step, llm, items, report, max_workers, progress, cancel)

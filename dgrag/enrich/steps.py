@@ -10,8 +10,9 @@ from __future__ import annotations
 import hashlib
 import json
 import mimetypes
+from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from ..errors import LLMError
 
@@ -19,7 +20,7 @@ from ..ingest import extractive
 from . import heuristic_openie
 
 OFFLINE_ENTITIES_PER_CHUNK = 8
-OFFLINE_TRIPLES_PER_CHUNK = 10
+OFFLINE_TRIPLES_PER_CHUNK = 16   # 10 before the co-occurrence relations; room for both them and the topic's links
 
 
 @dataclass
@@ -31,6 +32,9 @@ class Step:
     ask: Callable[..., Any]
     offline: Callable[[dict], Any]
     apply: Callable[..., None]
+    # the offline step as the whole corpus shapes it (document-frequency stop-entities):
+    # (every node of the step's kinds, settings) -> node -> result; None: `offline` as is
+    offline_for_corpus: Callable[[list[dict], Any], Callable[[dict], Any]] | None = None
 
 
 def render(name: str, language: str, **fields) -> str:
@@ -129,9 +133,56 @@ def validate_openie(data: Any) -> dict:
     return {"entities": ents, "triples": triples}
 
 
-def offline_openie(node: dict) -> dict:
+def offline_openie(node: dict, stop: frozenset[str] = frozenset()) -> dict:
+    """The heuristic's entities and triples, less the stop-entities, capped per chunk."""
     ents, triples = heuristic_openie.extract(openie_input(node), node["breadcrumb"], _lang(node), node["text"])
+    return _capped(ents, triples, stop)
+
+
+def _capped(ents, triples, stop: frozenset[str]) -> dict:
+    # stop-entities go before the caps, so they take no entity's or relation's place
+    norm = heuristic_openie.normalize_entity
+    ents = [e for e in ents if norm(e[0]) not in stop]
+    triples = [t for t in triples if norm(t[0]) not in stop and norm(t[2]) not in stop]
     return {"entities": ents[:OFFLINE_ENTITIES_PER_CHUNK], "triples": triples[:OFFLINE_TRIPLES_PER_CHUNK]}
+
+
+def stop_entities(doc_entities: Iterable[tuple[str, Iterable[str]]], share: float, min_docs: int,
+                  titles: Iterable[str] = ()) -> frozenset[str]:
+    """Normalised names found in at least max(min_docs, share x documents) documents.
+
+    `doc_entities` is (document, entity names) per chunk; a document is a page (a file), so a
+    page's own topic, repeated in each of its sections, counts once. Such names ("United States",
+    "ArkUI-X", months) join unrelated pages; as HippoRAG's IDF would, they are left out of the
+    graph. share <= 0 turns the rule off. A page's own title is never one: a name with a page
+    of its own ("France", "router") is where the links between pages lead."""
+    docs: dict[str, set[str]] = {}
+    for doc, names in doc_entities:
+        docs.setdefault(doc, set()).update(heuristic_openie.normalize_entity(n) for n in names)
+    if share <= 0 or not docs:
+        return frozenset()
+    df = Counter(k for keys in docs.values() for k in keys)
+    floor = max(min_docs, share * len(docs))
+    keep = {heuristic_openie.normalize_entity(t) for t in titles}
+    return frozenset(k for k, n in df.items() if n >= floor and k not in keep)
+
+
+KEEP_TITLES = True   # a page's title (its breadcrumb's first heading) is never a stop-entity
+
+
+def offline_openie_for_corpus(nodes: list[dict], settings) -> Callable[[dict], dict]:
+    """Extract every chunk once, learn the stop-entities from the corpus, then answer per node."""
+    raw = {n["rowid"]: heuristic_openie.extract(openie_input(n), n["breadcrumb"], _lang(n), n["text"])
+           for n in nodes if len(openie_input(n).strip()) >= 20}
+    stop = stop_entities(((n.get("source_path") or str(n["rowid"]), [e for e, _ in raw[n["rowid"]][0]])
+                          for n in nodes if n["rowid"] in raw),
+                         settings.openie_stop_entity_share, settings.openie_stop_entity_min_docs,
+                         {n["breadcrumb"].split(" / ")[0] for n in nodes if KEEP_TITLES})
+
+    def one(node: dict) -> dict:
+        got = raw.get(node["rowid"])
+        return offline_openie(node, stop) if got is None else _capped(*got, stop)
+    return one
 
 
 def apply_openie(store, node: dict, result: dict, source: str) -> None:
@@ -166,5 +217,6 @@ STEPS = {
                       ask_summary, offline_summary, apply_summary),
     "captions": Step("captions", ("image",), "caption", caption_input, ask_caption, offline_caption,
                      apply_summary),
-    "openie": Step("openie", ("chunk",), "openie", openie_input, ask_openie, offline_openie, apply_openie),
+    "openie": Step("openie", ("chunk",), "openie", openie_input, ask_openie, offline_openie, apply_openie,
+                   offline_openie_for_corpus),
 }

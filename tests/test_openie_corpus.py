@@ -1,0 +1,75 @@
+"""The offline OpenIE's corpus-level rules on small hand-made inputs: relations between the named
+things of one sentence, and stop-entities learned from document frequency."""
+from __future__ import annotations
+
+from dgrag.config import Settings
+from dgrag.enrich import heuristic_openie
+from dgrag.enrich.heuristic_openie import clause_relation, extract
+from dgrag.enrich.steps import offline_openie_for_corpus, stop_entities
+
+
+LAKE = "Lake Zurich\nIt lies between Zurich and Rapperswil. The Linth flows into it from Glarus."
+
+
+def test_named_things_of_one_sentence_relate_to_each_other_not_only_to_the_topic():
+    ents, triples = extract(LAKE, "Lake Zurich", "en")
+    assert [e for e, _ in ents] == ["Lake Zurich", "Zurich", "Rapperswil", "Linth", "Glarus"]
+    assert triples == [
+        ("Linth", "flows into it from", "Glarus"),      # neighbours with a short clause between them
+        ("Lake Zurich", "mentions", "Zurich"),          # the topic's links (TOPIC_STAR), before ...
+        ("Lake Zurich", "mentions", "Rapperswil"),
+        ("Lake Zurich", "mentions", "Linth"),
+        ("Lake Zurich", "mentions", "Glarus"),
+        ("Lake Zurich", "lies between", "Zurich"),      # ... the co-occurrences: "It ..." speaks of the topic
+        ("Zurich", "appears with", "Rapperswil"),       # " and " says nothing
+        ("Lake Zurich", "appears with", "Rapperswil"),  # one further on in the sentence
+    ]
+
+
+def test_without_the_topic_star_only_unrelated_names_keep_a_topic_link(monkeypatch):
+    monkeypatch.setattr(heuristic_openie, "TOPIC_STAR", False)
+    _, triples = extract(LAKE, "Lake Zurich", "en")
+    assert triples == [
+        ("Linth", "flows into it from", "Glarus"),
+        ("Lake Zurich", "lies between", "Zurich"),
+        ("Zurich", "appears with", "Rapperswil"),
+        ("Lake Zurich", "appears with", "Rapperswil"),
+    ]
+    _, triples = extract("Lake Zurich\nThe lake is popular. Boats reach Rapperswil.", "Lake Zurich", "en")
+    assert triples == [("Lake Zurich", "mentions", "Rapperswil")]
+
+
+def test_clause_relation_is_the_last_short_clause_between_two_names():
+    assert clause_relation(" was born in ") == "was born in"
+    assert clause_relation(", the capital of ") == "the capital of"
+    assert clause_relation(" and ") is None                      # no content word
+    assert clause_relation(" is a peer-reviewed journal published monthly by the ") == \
+        "journal published monthly by the"                       # its last five words
+    assert clause_relation("位于") == "位于"
+
+
+def test_stop_entities_count_pages_not_sections():
+    chunks = [("a.md", ["ArkUI-X", "router"]), ("a.md", ["router", "ArkUI-X"]), ("a.md", ["router"]),
+              ("b.md", ["ArkUI-X", "Toast"]), ("c.md", ["ArkUI-X"]), ("d.md", ["iOS"])]
+    # 4 pages: ArkUI-X on 3, router on 1 (in three of its sections), Toast and iOS on 1
+    assert stop_entities(chunks, share=0.5, min_docs=2) == {"arkui-x"}
+    assert stop_entities(chunks, share=0.5, min_docs=4) == set()      # the floor wins on a small corpus
+    assert stop_entities(chunks, share=0.2, min_docs=1) == {"arkui-x", "router", "toast", "ios"}
+    assert stop_entities(chunks, share=0, min_docs=1) == set()        # turned off
+    # a name with a page of its own is where links lead: never a stop-entity
+    assert stop_entities(chunks, share=0.5, min_docs=2, titles=["ArkUI-X"]) == set()
+
+
+def test_the_offline_step_drops_stop_entities_before_its_caps():
+    nodes = [{"rowid": i, "source_path": f"p{i}.md", "breadcrumb": f"Page {i}", "language": "en", "text": "",
+              "meta": {}, "prose": f"Page {i}\nThe Kestrel app runs on Android and talks to Server{i} daily."}
+             for i in range(4)]
+    settings = Settings(openie_stop_entity_share=0.5, openie_stop_entity_min_docs=2)
+    one = offline_openie_for_corpus(nodes, settings)
+    res = one(nodes[1])
+    names = [e for e, _ in res["entities"]]
+    assert "Android" not in names and "Kestrel" not in names     # on all four pages
+    assert "Server1" in names
+    assert all("Android" not in (h, t) for h, _, t in res["triples"])
+    off = offline_openie_for_corpus(nodes, Settings(openie_stop_entity_share=0))(nodes[1])
+    assert "Android" in [e for e, _ in off["entities"]]
