@@ -210,8 +210,7 @@ def loopback_embedder_env(server) -> dict:
 
 def p5_p7(docs: Path, work: Path) -> tuple[dict, dict]:
     """Structural ingest speed, then a full index vs re-indexing after changing one page."""
-    from dgrag.backends.embedders import make_embedder
-    from dgrag.ingest.pipeline import index_folder
+    from dgrag.workflows import index_docs
     from openai_server import start_server
 
     tree = work / "docs"
@@ -219,20 +218,19 @@ def p5_p7(docs: Path, work: Path) -> tuple[dict, dict]:
     s = Settings(db_path=work / "p5.db", docs_root=tree)
     with Store(s.db_path) as st:
         t = time.perf_counter()
-        rep = index_folder(s, st)
+        rep = index_docs(s, st, embed=False)
         structural = time.perf_counter() - t
     server = start_server(embedding_dim=384)
     try:
         s7 = Settings(db_path=work / "p7.db", docs_root=tree, **loopback_embedder_env(server))
-        emb = make_embedder(s7)
         with Store(s7.db_path) as st:
             t = time.perf_counter()
-            index_folder(s7, st, emb)
+            index_docs(s7, st)
             full = time.perf_counter() - t
             page = sorted(tree.rglob("*.md"))[len(rep.__dict__) % 7]
             page.write_text(page.read_text(encoding="utf-8") + "\n\n## Changed\n\nOne more paragraph.\n", encoding="utf-8")
             t = time.perf_counter()
-            inc = index_folder(s7, st, emb)
+            inc = index_docs(s7, st)
             incremental = time.perf_counter() - t
     finally:
         server.stop()
@@ -317,12 +315,11 @@ def _queries(db: Path, n: int) -> list[str]:
 
 
 def _excerpt_index(work: Path) -> Path:
-    from dgrag.backends.embedders import make_embedder
-    from dgrag.ingest.pipeline import index_folder
+    from dgrag.workflows import index_docs
 
     s = Settings(db_path=work / "excerpt.db", docs_root=EXCERPT)
     with Store(s.db_path) as st:
-        index_folder(s, st, make_embedder(s))
+        index_docs(s, st)
     return s.db_path
 
 

@@ -57,15 +57,14 @@ def heaviest_body(chars: int = 1700) -> dict:
 
 
 def build_index(work: Path) -> Path:
-    from dgrag.backends.embedders import make_embedder
     from dgrag.config import Settings
-    from dgrag.ingest.pipeline import index_folder
     from dgrag.store import Store
+    from dgrag.workflows import index_docs
 
     shutil.copytree(EXCERPT, work / "docs")
     s = Settings(db_path=work / "excerpt.db", docs_root=work / "docs")
     with Store(s.db_path) as st:
-        index_folder(s, st, make_embedder(s))
+        index_docs(s, st)
     return s.db_path
 
 

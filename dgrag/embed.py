@@ -43,9 +43,10 @@ def embed_pending(store: Store, embedder, settings: Settings, progress: Progress
         by_type.setdefault(kind, []).append(node)
     done, total, embedded, bs = 0, len(pending), 0, max(1, settings.embedding_batch_size)
     for kind, nodes in by_type.items():
+        limit = settings.embedding_max_chars_code_table if kind in ("code", "table") else settings.embedding_max_chars
         for i in range(0, len(nodes), bs):
             batch = nodes[i:i + bs]
-            texts = [embed_text(n, settings.embedding_max_chars) for n in batch]
+            texts = [embed_text(n, limit) for n in batch]
             hashes = [text_hash(t) for t in texts]
             known = store.vectors.by_embed_hash(kind, hashes)
             todo = sorted({t for t, h in zip(texts, hashes) if h not in known}, key=len)  # less padding

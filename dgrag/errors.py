@@ -51,3 +51,7 @@ class RequestTooLarge(DgragError):
 
 class DeadlineExceeded(DgragError):
     """A request ran past its time budget (or waited too long for a busy resource)."""
+
+
+class IndexNotReady(DgragError):
+    """The index is being built and has no page ready yet (the first start's first batch)."""

@@ -35,18 +35,23 @@ def build_app(settings: Settings | None = None) -> App:
 
 
 def serve(built: App, host: str | None = None, port: int | None = None, build_demo_index: bool = True) -> None:
-    """Load the index (building the demo index first when it is absent and allowed), then serve
-    until stopped."""
+    """Serve at once. When the index file is absent (and building the demo is allowed), or a
+    demo build of it did not finish, the build runs in the background, batch after batch, and
+    questions are answered from each batch as it commits; otherwise the index is loaded first."""
     service = built.service
     settings = service.settings
     host = host or settings.server_host
     port = port or settings.server_port
     refuse_missing_index(settings, build_demo_index)
-    if not settings.db_path.exists():
-        print(f"building the demo index {settings.db_path} (first start) ...", file=sys.stderr, flush=True)
-    service.ensure_index(_print_progress)
-    li = service.handle.get()
-    print(f"index loaded: {li.n_nodes} nodes, {li.n_edges} edges in {li.load_seconds:.2f} s", file=sys.stderr)
+    build = service.start_demo_build() if build_demo_index else None
+    if build is not None:
+        st = build.status()
+        print(f"building the demo index {settings.db_path} in the background: {st.pages_total} pages in "
+              f"{st.batches_total} batches, {st.batches_done} done before (a restart resumes)",
+              file=sys.stderr, flush=True)
+    if settings.db_path.exists():
+        li = service.handle.get()
+        print(f"index loaded: {li.n_nodes} nodes, {li.n_edges} edges in {li.load_seconds:.2f} s", file=sys.stderr)
     service.retriever  # noqa: B018 - load the embedder and compile the kernels now, not at the first question
     print(f"serving on http://{host}:{port}/", file=sys.stderr, flush=True)
     # on SIGTERM, requests in flight get shutdown_timeout_s, then the server exits
@@ -63,7 +68,3 @@ def refuse_missing_index(settings: Settings, build_demo_index: bool) -> None:
         raise DgragError(f"no index file at {settings.db_path}; build one with `dgrag index DOCS --db "
                          f"{settings.db_path}`, or add --build-demo to build the demo index there")
 
-
-def _print_progress(stage: str, done: int, total: int) -> None:
-    if done == total or done % 200 == 0:
-        print(f"  {stage}: {done}/{total}", file=sys.stderr, flush=True)

@@ -12,23 +12,19 @@ import tempfile
 import threading
 import time
 import zipfile
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
 from .backends.embedders import lower_priority
 from .config import PROJECT_ROOT, RetrievalConfig, Settings
 from .core import chat_to_api
-from .errors import AccessDenied, ConfigError, DgragError, IndexFileError
+from .errors import AccessDenied, ConfigError, DgragError, IndexFileError, IndexNotReady
+from .workflows import Job, JobCancelled, Progressive, Writer  # noqa: F401 - Job, JobCancelled: re-exported
 
 BUNDLED_CORPUS = PROJECT_ROOT / "data" / "arkui-x-docs"  # shipped with the repo: CC BY 4.0, see its LICENSE
 SHARED_CORPUS = PROJECT_ROOT.parent / "shared" / "corpus" / "arkui-x-docs"
 EXCERPT = PROJECT_ROOT / "tests" / "fixtures" / "docs"
 DEMO_URL = "https://github.com/arkui-x/docs/blob/master/{path}#L{line}"
-# The first-start demo: the getting-started half of the corpus in both languages (78 pages,
-# minutes to embed on 2 cores); the whole corpus is one click away in the Index tab.
-DEMO_INCLUDE = ("README.md,*/README.md,*/application-dev/README.md,*/application-dev/quick-start/*,"
-                "*/application-dev/tutorial/*,*/application-dev/tools/*")
 
 
 def _stat(path: Path) -> os.stat_result | None:
@@ -44,38 +40,25 @@ def demo_docs() -> Path:
     return next((d for d in (BUNDLED_CORPUS, SHARED_CORPUS) if d.is_dir()), EXCERPT)
 
 
-@dataclass
-class Job:
-    name: str
-    log: list[str] = field(default_factory=list)
-    progress: dict[str, tuple[int, int]] = field(default_factory=dict)
-    counts: dict = field(default_factory=dict)
-    done: bool = False
-    error: str = ""
-    cancel: threading.Event = field(default_factory=threading.Event)
-    started: float = field(default_factory=time.time)
-
-    def on_progress(self, stage: str, done: int, total: int) -> None:
-        if self.cancel.is_set():
-            raise JobCancelled(self.name)
-        self.progress[stage] = (done, total)
-
-
-class JobCancelled(DgragError):
-    """An indexing job was cancelled; what it committed stays, a rerun resumes."""
-
-
 class Service:
     def __init__(self, settings: Settings):
         from .retrieve.loaded import IndexHandle
 
         self.settings = settings
         self.handle = IndexHandle(settings.db_path)
-        self.write_lock = threading.Lock()
-        self.job: Job | None = None
+        self.writer = Writer(after=self.handle.reload)  # one writer; readers see each commit after a reload
+        self.build: Progressive | None = None  # the first start's background build, when one runs
         self._retriever = None
         self._init_lock = threading.Lock()
         self._described: tuple[tuple, dict] | None = None  # (the file's state, its description)
+
+    @property
+    def job(self) -> Job | None:
+        return self.writer.job
+
+    @property
+    def write_lock(self) -> threading.Lock:
+        return self.writer.lock
 
     # ---- guards -------------------------------------------------------------------------
     def check_admin(self, secret: str | None) -> None:
@@ -88,29 +71,55 @@ class Service:
         return bool(self.settings.admin_secret)
 
     # ---- the index ----------------------------------------------------------------------
-    def ensure_index(self, progress: Callable[[str, int, int], None] | None = None) -> None:
-        """Build the demo index from the bundled corpus if the file is absent."""
-        if Path(self.settings.db_path).exists():
-            return
-        with self.write_lock:
-            if Path(self.settings.db_path).exists():
-                return
-            docs = Path(self.settings.docs_root or demo_docs())
-            bundled = docs in (BUNDLED_CORPUS, SHARED_CORPUS, EXCERPT)
-            whole = docs in (BUNDLED_CORPUS, SHARED_CORPUS)  # first start: its getting-started half
-            self._index(docs, progress, DEMO_URL if bundled else self.settings.url_template,
-                        self.settings.include or (DEMO_INCLUDE if whole else ""))
-            self.handle.reload()
+    def demo_build(self) -> Progressive | None:
+        """The first start's build of the demo index, when the file is absent or a build of it
+        did not finish (None otherwise: an index someone built stays as it is)."""
+        db = Path(self.settings.db_path)
+        docs = Path(self.settings.docs_root or demo_docs())
+        bundled = docs in (BUNDLED_CORPUS, SHARED_CORPUS, EXCERPT)
+        build = Progressive(self.settings, docs, DEMO_URL if bundled else self.settings.url_template,
+                            self.writer, self.settings.include)
+        if db.exists() and (build.finished or not _has_build_record(db)):
+            return None
+        return build
+
+    def start_demo_build(self) -> Progressive | None:
+        """Start (or resume) the demo build in the background; questions are answered from each
+        batch as it commits."""
+        self.build = self.demo_build()
+        if self.build is not None:
+            self.build.start()
+        return self.build
+
+    def ensure_index(self) -> None:
+        """Build the demo index (all of it, in the calling thread) if it is absent or unfinished."""
+        build = self.demo_build()
+        if build is not None:
+            status = build.run()
+            if status.error:
+                raise DgragError(f"building the demo index failed: {status.error}")
+
+    def build_banner(self) -> str:
+        """One line on the first start's build (empty when none runs or it is done)."""
+        return self.build.status().banner() if self.build is not None else ""
+
+    def ready(self) -> None:
+        """Raise IndexNotReady while the first batch of the first build is still running."""
+        build = self.build
+        if build is not None and build.status().batches_done == 0:
+            if build.status().error:
+                raise IndexNotReady(f"building the demo index failed: {build.status().error}")
+            raise IndexNotReady("the demo index is being built; its first pages are ready in about a minute "
+                                "(see /health: build)")
 
     def _index(self, docs: Path, progress, url_template: str, include: str = ""):
-        from .backends.embedders import embedder_for_store
-        from .ingest.pipeline import index_folder
         from .store import Store
+        from .workflows import index_docs
+        from .workflows.indexing import docs_settings
 
-        s = Settings(**{**self.settings.__dict__, "docs_root": docs, "url_template": url_template,
-                        "include": include})
+        s = docs_settings(self.settings, docs, url_template, include)
         with Store(s.db_path) as store:  # the indexer's embedder: the file's model, its own instance
-            return index_folder(s, store, embedder_for_store(s, store), progress)  # the caller reloads once
+            return index_docs(s, store, progress=progress)  # the caller reloads once
 
     @property
     def retriever(self):
@@ -128,8 +137,9 @@ class Service:
         out = {"status": "ok", "index_path": str(s.db_path),
                "index_exists": Path(s.db_path).exists(), "hipporag_initialized": loaded is not None,
                "index_loaded": loaded is not None, "read_only": self.read_only,
-               "rerank_backend": s.rerank_backend, "llm_configured": bool(s.llm_base_url and s.llm_model),
+               "rerank_backend": s.rerank_backend, "llm_configured": s.llm_configured,
                "job": None if self.job is None else {"name": self.job.name, "done": self.job.done},
+               "build": None if self.build is None else self.build.status().as_dict(),
                "limits": {"max_query_chars": s.max_query_chars, "max_query_tokens": s.max_query_tokens,
                           "max_body_bytes": s.max_body_bytes, "request_timeout_s": s.request_timeout_s}}
         if out["index_exists"]:
@@ -182,6 +192,7 @@ class Service:
         return query, self.settings.retrieval.merged(config)
 
     def retrieve(self, query: str, config: dict | RetrievalConfig | None = None) -> dict:
+        self.ready()
         return self.retriever.retrieve(*self.check_request(query, config))
 
     def answerer(self, use_llm: bool = True):
@@ -192,6 +203,7 @@ class Service:
     def chat_events(self, query: str, history: list[dict] | None = None, use_rag: bool = True,
                     use_llm: bool = True, config: dict | RetrievalConfig | None = None) -> Iterator[dict]:
         query, config = self.check_request(query, config)
+        self.ready()
         yield from self.answerer(use_llm).chat(query, history or [], config, use_rag=use_rag)
 
     def chat(self, query: str, use_rag: bool = True, use_llm: bool = True, config: dict | None = None,
@@ -211,31 +223,18 @@ class Service:
     def run_job(self, name: str, work: Callable[[Job], dict], secret: str | None = None) -> Job:
         """Run `work` as the one writer; readers keep the old snapshot until it finishes."""
         self.check_admin(secret)
-        if not self.write_lock.acquire(blocking=False):
-            raise DgragError(f"another indexing job is running ({self.job.name if self.job else '?'})")
-        job = self.job = Job(name)
-        try:
+
+        def lowered(job: Job) -> dict:
             lower_priority(10)  # the job's thread and its embedding workers: queries get the CPU first
-            job.counts = work(job) or {}
-            self.handle.reload()
-        except JobCancelled:
-            job.error = "cancelled (what was committed stays; run it again to resume)"
-        except DgragError as exc:
-            job.error = str(exc)
-        finally:
-            job.done = True
-            self.write_lock.release()
-        return job
+            return work(job)
+
+        return self.writer.run(name, lowered)
 
     def cancel_job(self, secret: str | None = None) -> str:
         """Ask the running job to stop at its next step (what it committed stays); needs the
         admin secret like every other write."""
         self.check_admin(secret)
-        job = self.job
-        if job is None or job.done:
-            return "no job is running"
-        job.cancel.set()
-        return f"cancelling {job.name}"
+        return self.writer.cancel()
 
     def index_docs(self, docs: Path, url_template: str = "", secret: str | None = None) -> Job:
         docs = Path(docs)
@@ -245,22 +244,13 @@ class Service:
 
     def enrich(self, step: str, secret: str | None = None) -> Job:
         def work(job: Job) -> dict:
-            from .backends.embedders import embedder_for_store
-            from .backends.llm import LLM
-            from .enrich import semantic_layer
-            from .enrich.runner import StoreCache, run_step
             from .store import Store
+            from .workflows import enrich_index
 
             with Store(self.settings.db_path) as store:
-                embedder = embedder_for_store(self.settings, store)
-                llm = LLM.from_settings(self.settings, StoreCache(store)) \
-                    if self.settings.llm_base_url and self.settings.llm_model else None
-                out = {}
-                if step != "synonymy":
-                    rep = run_step(store, self.settings, step, llm, progress=job.on_progress, cancel=job.cancel)
-                    out = {k: getattr(rep, k) for k in ("total", "done", "cached", "offline", "failed")}
-                out["semantic_layer"] = semantic_layer.finalize(store, self.settings, embedder, job.on_progress)
-                return out
+                steps = () if step == "synonymy" else (step,)
+                return enrich_index(self.settings, store, steps, progress=job.on_progress,
+                                    cancel=job.cancel).as_dict()
 
         return self.run_job(step, work, secret)
 
@@ -302,6 +292,17 @@ class Service:
                 extra.unlink(missing_ok=True)
             self.handle.reload()
         return stats
+
+
+def _has_build_record(db: Path) -> bool:
+    from .store import Store
+    from .workflows.progressive import META_KEY
+
+    try:
+        with Store(db, readonly=True) as st:
+            return st.meta.get(META_KEY) is not None
+    except DgragError:
+        return False
 
 
 def _same(a: str, b: str) -> bool:

@@ -76,6 +76,7 @@ def build_demo(service: Service):
     with gr.Blocks(title="dgrag — DualGraph RAG") as demo:
         gr.Markdown("# dgrag — DualGraph RAG\nQuestions over the indexed docs (ArkUI-X, Chinese and English), "
                     "answered from a dual graph of structure and entities, with citations.")
+        _progress_banner(gr, service)
         with gr.Tab("Chat", id="chat"):
             _chat_tab(gr, service)
         with gr.Tab("Retrieval inspector", id="inspector"):
@@ -83,6 +84,19 @@ def build_demo(service: Service):
         with gr.Tab("Index", id="index"):
             _index_tab(gr, service)
     return demo
+
+
+def _progress_banner(gr, service: Service) -> None:
+    """While the first start builds the demo index: pages done and left, and what answers cover
+    so far; refreshed every 2 s, empty (hidden) once the build is done."""
+    banner = gr.Markdown(service.build_banner(), elem_id="build-banner")
+    timer = gr.Timer(2.0)  # the build starts after the UI is built: tick once, then only while it runs
+
+    def tick():
+        text = service.build_banner()
+        return text, gr.Timer(active=bool(text))
+
+    timer.tick(tick, None, [banner, timer], api_name=False, queue=False)
 
 
 # ---- chat -----------------------------------------------------------------------------------

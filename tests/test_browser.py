@@ -93,3 +93,25 @@ def test_document_html_is_shown_not_executed(live, page, tmp_path):
     page.wait_for_timeout(1000)
     assert page.evaluate("window.__pwned === undefined")
     page.screenshot(path=str(ARTIFACTS / "xss.png"), full_page=True)
+
+
+def test_the_first_starts_progress_banner(tmp_path, page):
+    """The banner of a build with its first batch in: pages done and left, what answers cover."""
+    from dgrag.config import Settings
+    from dgrag.workflows import Progressive, Writer
+
+    from conftest import FIXTURE_DOCS
+
+    settings = Settings(db_path=tmp_path / "demo.db", docs_root=FIXTURE_DOCS, background_batch_pages=16)
+    Progressive(settings, FIXTURE_DOCS, "", Writer()).run(max_batches=1)  # then the app restarts, paused
+    app = start_app(settings)
+    try:
+        app.service.build = Progressive(settings, FIXTURE_DOCS, "", app.service.writer)
+        page.goto(app.url + "/")
+        page.wait_for_function("document.querySelector('#build-banner') && "
+                               "document.querySelector('#build-banner').innerText.includes('pages done')")
+        page.screenshot(path=str(ARTIFACTS / "build-banner.png"), full_page=False)
+        text = _text(page, "#build-banner")
+        assert "4 of 11 pages done, 7 left" in text and "getting started 4/9" in text
+    finally:
+        app.stop()

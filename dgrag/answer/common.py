@@ -21,10 +21,10 @@ def chat_llm(settings: Settings, cache=None):
     connection pool) per question costs tens of milliseconds and a new connection."""
     from ..backends.llm import LLM
 
+    if not settings.chat_configured:  # Settings decides, in one place
+        return None
     base = settings.chat_base_url or settings.llm_base_url
     model = settings.chat_model or settings.llm_model
-    if not base or not model:
-        return None
     kw = dict(timeout_s=settings.llm_timeout_s, max_retries=settings.llm_max_retries, backoff_s=settings.llm_backoff_s,
               max_tokens=settings.max_new_tokens, temperature=settings.temperature)
     if cache is not None:

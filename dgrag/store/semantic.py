@@ -9,7 +9,7 @@ from ..core import Fact
 from . import vectors
 
 __all__ = ["upsert_entity", "set_entity_text", "clear_chunk", "add_chunk_entity", "add_fact", "forget_nodes",
-           "rebuild_edges", "pending_facts", "mark_facts_embedded", "facts_by_rowids", "all_facts",
+           "rebuild_edges", "pending_facts", "fact_vectors_by_text", "mark_facts_embedded", "facts_by_rowids", "all_facts",
            "entity_names", "entities_without_name_vector", "entities_without_synonymy", "mark_synonymy_done"]
 
 
@@ -85,6 +85,19 @@ def rebuild_edges(con) -> dict[str, int]:
 
 def pending_facts(con, limit: int = 1_000_000) -> list[tuple[int, str]]:
     return con.execute("SELECT rowid, text FROM facts WHERE embedded=0 ORDER BY rowid LIMIT ?", (limit,)).fetchall()
+
+
+def fact_vectors_by_text(con, texts: Sequence[str]) -> dict[str, bytes]:
+    """Vectors of facts already embedded with one of these texts: the same fact drawn from
+    another chunk (or another batch) is not embedded again."""
+    texts = list(set(texts))
+    out: dict[str, bytes] = {}
+    for i in range(0, len(texts), 500):
+        part = texts[i:i + 500]
+        out.update(con.execute(
+            "SELECT f.text, v.embedding FROM facts f JOIN vec_fact v ON v.rowid = f.rowid "
+            f"WHERE f.embedded = 1 AND f.text IN ({_marks(len(part))})", part).fetchall())
+    return out
 
 
 def mark_facts_embedded(con, rowids: Sequence[int]) -> None:

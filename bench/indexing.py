@@ -1,0 +1,113 @@
+"""Indexing throughput, measured end to end: parse, embed and the offline semantic layer.
+
+    python -m bench.indexing --subset 40 --before-tree DIR [--json]   # before / after, side by side
+    python -m bench.indexing --whole [--json]                          # the whole demo corpus, once
+
+Each build is what a user runs: `dgrag index DOCS --db F` then `dgrag enrich --db F --step all`
+(no LLM: heuristic OpenIE, facts, entity vectors, synonymy), in a subprocess with the source
+tree on PYTHONPATH, into a fresh file. `--before-tree` is a checkout of the code before (e.g.
+`git archive fa95576 | tar -x -C DIR`); both builds index the same pages in the same run, so
+their ratio holds on a shared machine. The subset is every n-th page of the first start's order
+(getting started, guides, API reference), so it holds each kind of page. Also reported: the
+structural ingest alone (`--no-embed`) in files/s, and markdown-it's own parse time over the
+same pages (the floor of that stage), with the load average before and after each build.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "data" / "arkui-x-docs"
+
+
+def pages_for(subset: int) -> list[str]:
+    from dgrag.ingest.pipeline import list_pages
+    from dgrag.workflows.progressive import demo_batches
+
+    ordered = [p for b in demo_batches(list_pages(DOCS), 1000) for p in b.pages]
+    if not subset or subset >= len(ordered):
+        return ordered
+    step = len(ordered) / subset
+    return [ordered[int(i * step)] for i in range(subset)]
+
+
+def _dgrag(tree: Path, *args: str) -> tuple[float, dict]:
+    env = {**os.environ, "PYTHONPATH": str(tree), "OMP_WAIT_POLICY": "PASSIVE", "HF_HUB_OFFLINE": "1"}
+    t0 = time.perf_counter()
+    res = subprocess.run([sys.executable, "-m", "dgrag", *args, "--json"], env=env, cwd=tree, capture_output=True,
+                         text=True, check=True)
+    return time.perf_counter() - t0, json.loads(res.stdout)
+
+
+def build(tree: Path, pages: list[str], workdir: Path, name: str) -> dict:
+    """Index then enrich `pages` with the code of `tree`; seconds per phase and the counts."""
+    db = workdir / f"{name}.db"
+    include = ",".join(pages)
+    load = os.getloadavg()[0]
+    t_parse, _ = _dgrag(tree, "index", str(DOCS), "--db", str(workdir / f"{name}-struct.db"), "--include", include,
+                        "--no-embed", "-q")
+    t_index, index = _dgrag(tree, "index", str(DOCS), "--db", str(db), "--include", include, "-q")
+    t_enrich, enrich = _dgrag(tree, "enrich", "--db", str(db), "--step", "all", "-q")
+    layer = enrich.get("semantic_layer", {})
+    stats = enrich["stats"]
+    return {"tree": str(tree), "pages": len(pages), "load_before": round(load, 2),
+            "load_after": round(os.getloadavg()[0], 2),
+            "structural_ingest_s": round(t_parse, 1), "files_per_s": round(len(pages) / t_parse, 1),
+            "index_s": round(t_index, 1), "enrich_s": round(t_enrich, 1), "total_s": round(t_index + t_enrich, 1),
+            "texts_embedded": {"structural": index["report"]["embedded"],
+                               "entities": layer.get("embedded_nodes"), "facts": layer.get("embedded_facts")},
+            "nodes": stats["nodes"], "edges": stats["edges"]}
+
+
+def markdown_floor(pages: list[str]) -> float:
+    """markdown-it's own parse of the pages: what the structural ingest cannot go below."""
+    from dgrag.ingest.markdown import _PARSER
+
+    texts = [(DOCS / p).read_text(encoding="utf-8") for p in pages]
+    t0 = time.perf_counter()
+    for t in texts:
+        _PARSER.parse(t)
+    return time.perf_counter() - t0
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--subset", type=int, default=40, help="pages (every n-th of the first start's order)")
+    ap.add_argument("--whole", action="store_true", help="the whole corpus (402 pages), this tree only")
+    ap.add_argument("--before-tree", type=Path, help="a checkout of the code before, built side by side")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    pages = pages_for(0 if args.whole else args.subset)
+    out: dict = {"pages": len(pages), "markdown_it_parse_s": round(markdown_floor(pages), 2)}
+    with tempfile.TemporaryDirectory(prefix="dgrag-bench-indexing-") as tmp:
+        if args.before_tree:
+            out["before"] = build(args.before_tree.resolve(), pages, Path(tmp), "before")
+        out["after"] = build(ROOT, pages, Path(tmp), "after")
+    if args.before_tree:
+        b, a = out["before"], out["after"]
+        out["ratio_total"] = round(b["total_s"] / a["total_s"], 2)
+        out["ratio_structural_ingest"] = round(b["structural_ingest_s"] / a["structural_ingest_s"], 2)
+    print(json.dumps(out, indent=2, ensure_ascii=False) if args.json else _table(out))
+
+
+def _table(out: dict) -> str:
+    rows = [k for k in ("before", "after") if k in out]
+    keys = ("pages", "structural_ingest_s", "files_per_s", "index_s", "enrich_s", "total_s", "texts_embedded",
+            "load_before", "load_after")
+    lines = ["| | " + " | ".join(keys) + " |", "|---" * (len(keys) + 1) + "|"]
+    lines += [f"| {r} | " + " | ".join(str(out[r][k]) for k in keys) + " |" for r in rows]
+    lines.append(f"markdown-it parse alone: {out['markdown_it_parse_s']} s for {out['pages']} pages")
+    if "ratio_total" in out:
+        lines.append(f"before / after: total {out['ratio_total']}x, structural ingest {out['ratio_structural_ingest']}x")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()

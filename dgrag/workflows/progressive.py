@@ -1,0 +1,203 @@
+"""The first start's build: the demo index in batches, each one usable as soon as it commits.
+
+Pages are ordered to be useful early (getting started, then the guides, then the API
+reference; a page's English and Chinese copies side by side). Each batch is parsed, embedded
+and given the offline semantic layer (heuristic OpenIE, facts, entity vectors, synonymy), then
+the app's `after` hook reloads the graph, so questions see entities and facts from the first
+batch on. The batches done are recorded in the file's meta under the plan's hash: a restart
+goes on from the first batch not recorded (and that batch's incremental index run re-checks
+every earlier page, so nothing is lost and nothing is redone).
+
+It runs in one background thread at a lower CPU priority, its embedder bounded to a share of
+the cores (`Settings.background_index_threads`), so questions keep theirs.
+"""
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..config import Settings
+from ..ingest.pipeline import list_pages
+from ..store import Store
+from .indexing import docs_settings, index_docs, offline_layer
+from .jobs import Job, JobCancelled, Writer
+
+# (what answers cover once these pages are in, the globs that pick them); first match wins
+GROUPS = (
+    ("getting started", ("README*.md", "*/README.md", "*/glossary.md", "*/application-dev/README.md",
+                         "*/application-dev/application-dev-guide.md", "*/application-dev/quick-start/*",
+                         "*/application-dev/tutorial/*", "*/application-dev/tools/*")),
+    ("guides", ("*/application-dev/*", "*/framework-dev/*")),
+    ("API reference", ("*/application-dev/reference/*",)),
+    ("release notes and the rest", ("*",)),
+)
+META_KEY = "first_build"
+
+
+def _group(path: str) -> int:
+    if fnmatch.fnmatchcase(path, GROUPS[2][1][0]):
+        return 2  # the reference (its READMEs too) is under application-dev: it waits for its own turn
+    return next((i for i, (_, globs) in enumerate(GROUPS) if any(fnmatch.fnmatchcase(path, g) for g in globs)),
+                len(GROUPS) - 1)
+
+
+@dataclass(frozen=True)
+class Batch:
+    number: int  # 1-based
+    pages: tuple[str, ...]
+    groups: tuple[str, ...]  # the groups its pages belong to
+
+
+def demo_batches(pages: list[str], batch_pages: int, first_pages: int | None = None) -> list[Batch]:
+    """`pages` in the order that is useful early, cut into batches of `batch_pages`; the first
+    batch is smaller (`first_pages`, a quarter by default) so that the first answers come soon."""
+    def key(p: str) -> tuple:
+        lang, _, rest = p.partition("/")
+        toc = p.rsplit("/", 1)[-1].startswith("README")  # tables of contents answer little: last in their group
+        return (_group(p), toc, rest if rest else p, lang)  # a page's en and zh-cn copies together
+
+    ordered = sorted(pages, key=key)
+    size = max(1, batch_pages)
+    first = max(1, size // 4 if first_pages is None else first_pages)
+    cuts = [0, *range(first, len(ordered), size), len(ordered)] if ordered else []
+    out = []
+    for a, b in zip(cuts, cuts[1:]):
+        part = tuple(ordered[a:b])
+        groups = tuple(dict.fromkeys(GROUPS[_group(p)][0] for p in part))
+        out.append(Batch(len(out) + 1, part, groups))
+    return out
+
+
+@dataclass
+class BuildStatus:
+    pages_total: int = 0
+    pages_done: int = 0
+    batches_total: int = 0
+    batches_done: int = 0
+    covered: dict[str, tuple[int, int]] = field(default_factory=dict)  # group -> (pages done, pages)
+    running: bool = False
+    error: str = ""
+    seconds: float = 0.0
+    stage: str = ""
+
+    @property
+    def finished(self) -> bool:
+        return self.batches_total > 0 and self.batches_done == self.batches_total
+
+    def as_dict(self) -> dict:
+        return {**self.__dict__, "pages_left": self.pages_total - self.pages_done, "finished": self.finished}
+
+    def banner(self) -> str:
+        """One line for the UI: pages done and left, and what answers cover so far."""
+        if self.finished or not self.batches_total:
+            return ""
+        cover = ", ".join(f"{g} {d}/{t}" for g, (d, t) in self.covered.items() if d) or "nothing yet"
+        state = f"failed: {self.error}" if self.error else ("indexing" if self.running else "paused")
+        now = f" · now: {self.stage}" if self.stage and self.running else ""
+        return (f"**Building the demo index** ({state}): {self.pages_done} of {self.pages_total} pages done, "
+                f"{self.pages_total - self.pages_done} left. Answers cover: {cover}{now}.")
+
+
+class Progressive:
+    """The batched build of one docs folder into the settings' index file."""
+
+    def __init__(self, settings: Settings, docs: Path, url_template: str, writer: Writer, include: str = ""):
+        self.settings = docs_settings(settings, docs, url_template, include)
+        self.writer = writer
+        pages = list_pages(Path(docs), include)
+        self.batches = demo_batches(pages, settings.background_batch_pages)
+        self.plan = hashlib.sha256("\n".join(p for b in self.batches for p in b.pages).encode()).hexdigest()[:16]
+        self._status = BuildStatus(pages_total=len(pages), batches_total=len(self.batches))
+        self._thread: threading.Thread | None = None
+        self.stop = threading.Event()
+        self._count_done(self.recorded())
+
+    # ---- what is done ---------------------------------------------------------------------
+    def recorded(self) -> int:
+        """Batches the file records as done under this plan (0 for a new or another plan)."""
+        if not Path(self.settings.db_path).exists():
+            return 0
+        with Store(self.settings.db_path, readonly=True) as st:
+            raw = st.meta.get(META_KEY)
+        try:
+            rec = json.loads(raw) if raw else {}
+        except ValueError:
+            return 0
+        return int(rec.get("batches_done", 0)) if rec.get("plan") == self.plan else 0
+
+    def _count_done(self, n: int) -> None:
+        st = self._status
+        st.batches_done = n
+        st.pages_done = sum(len(b.pages) for b in self.batches[:n])
+        totals: dict[str, list[int]] = {g: [0, 0] for g, _ in GROUPS}
+        for b in self.batches:
+            for p in b.pages:
+                g = GROUPS[_group(p)][0]
+                totals[g][1] += 1
+                totals[g][0] += b.number <= n
+        st.covered = {g: (d, t) for g, (d, t) in totals.items() if t}
+
+    def status(self) -> BuildStatus:
+        return self._status
+
+    @property
+    def finished(self) -> bool:
+        return self._status.finished
+
+    # ---- running ----------------------------------------------------------------------------
+    def start(self) -> threading.Thread:
+        """Run the remaining batches in a background thread (a lower CPU priority, a bounded
+        share of the embedder's threads)."""
+        self._thread = threading.Thread(target=self.run, name="dgrag-first-build", daemon=True)
+        self._thread.start()
+        return self._thread
+
+    def run(self, max_batches: int | None = None) -> BuildStatus:
+        """Run the batches not done yet (at most `max_batches` of them), in the calling thread."""
+        from ..backends.embedders import lower_priority
+
+        lower_priority(10)  # this thread and the engine threads it starts: questions get the CPU first
+        threads = self.settings.background_index_threads or max(1, (os.cpu_count() or 2) // 2)
+        st = self._status
+        st.running, t0 = True, time.perf_counter()
+        try:
+            for batch in self.batches[st.batches_done:][:max_batches]:
+                if self.stop.is_set():
+                    break
+                job = self.writer.run(f"first build: batch {batch.number} of {len(self.batches)}",
+                                      lambda j, b=batch: self._one_batch(j, b, threads), wait=True)
+                if job.error:
+                    st.error = job.error
+                    break
+                self._count_done(batch.number)
+        finally:
+            st.running, st.stage = False, ""
+            st.seconds = time.perf_counter() - t0
+        return st
+
+    def _one_batch(self, job: Job, batch: Batch, threads: int) -> dict:
+        def progress(stage: str, done: int, total: int) -> None:
+            if self.stop.is_set():
+                raise JobCancelled(job.name)
+            self._status.stage = f"batch {batch.number}/{len(self.batches)} {stage} {done}/{total}"
+            job.on_progress(stage, done, total)
+
+        upto = [p for b in self.batches[:batch.number] for p in b.pages]  # the index holds exactly these
+        with Store(self.settings.db_path) as store:
+            report = index_docs(self.settings, store, pages=upto, progress=progress, threads=threads)
+            layer = offline_layer(self.settings, store, progress=progress, threads=threads)
+            with store.transaction():
+                store.meta.set(META_KEY, json.dumps({"plan": self.plan, "batches_done": batch.number,
+                                                     "batches": len(self.batches)}))
+        return {"pages": len(batch.pages), "files_indexed": report.files_indexed, "embedded": report.embedded,
+                "semantic_layer": layer.get("semantic_layer", {})}
+
+    def join(self, timeout: float | None = None) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)
