@@ -19,6 +19,11 @@ SETTINGS_SLIDERS = [  # (parameter, minimum, maximum, step)
 ]
 
 
+# ArkTS writes two-way binding as `$$value` and the docs title a page "$$语法": with Gradio's
+# default LaTeX delimiters two such titles swallow everything between them into one formula.
+NO_LATEX: list = []
+
+
 def _err(exc: Exception):
     import gradio as gr
 
@@ -115,7 +120,8 @@ def _choices(found: list[dict]) -> list[tuple[str, str]]:
 
 
 def _chat_tab(gr, service: Service) -> None:
-    chatbot = gr.Chatbot(label="Conversation", height=480, sanitize_html=True, elem_id="chatbot")
+    chatbot = gr.Chatbot(label="Conversation", height=480, sanitize_html=True, elem_id="chatbot",
+                         latex_delimiters=NO_LATEX)
     with gr.Row():
         box = gr.Textbox(placeholder="Ask about the docs — 中文或英文", scale=5, show_label=False, elem_id="question")
         send = gr.Button("Send", variant="primary", scale=1, elem_id="send")
@@ -128,13 +134,13 @@ def _chat_tab(gr, service: Service) -> None:
         sliders = [gr.Slider(lo, hi, value=getattr(RetrievalConfig(), name), step=step, label=name)
                    for name, lo, hi, step in SETTINGS_SLIDERS]
     gr.Examples(EXAMPLES, inputs=[box], label="Try (the last two span two pages)")
-    refs = gr.Markdown(label="References", elem_id="references")
+    refs = gr.Markdown(label="References", elem_id="references", latex_delimiters=NO_LATEX)
     asked = gr.State({})  # node id -> [query, settings] of the search that found it, for "why"
     with gr.Accordion("Why this reference? The walk that reached it", open=False, elem_id="why-panel") as panel:
         with gr.Row():
             pick = gr.Dropdown(choices=[], label="Reference", scale=4, elem_id="why-pick")
             show = gr.Button("Show why", scale=1, elem_id="why-show")
-        why_text = gr.Markdown(elem_id="why-text")
+        why_text = gr.Markdown(elem_id="why-text", latex_delimiters=NO_LATEX)
         why_plot = gr.Plot(show_label=False, elem_id="why-plot")
 
     # the State output stays out of the /chat API, whose outputs are (conversation, references, box)
@@ -241,11 +247,11 @@ def _inspector_tab(gr, service: Service) -> None:
     q = gr.Textbox(label="Question", elem_id="inspect-question")
     go = gr.Button("Run dense · ppr · diffusion side by side", variant="primary", elem_id="inspect")
     with gr.Row():
-        cols = {m: gr.Markdown(label=m, elem_id=f"inspect-{m}") for m in ("dense", "ppr", "diffusion")}
+        cols = {m: gr.Markdown(label=m, elem_id=f"inspect-{m}", latex_delimiters=NO_LATEX) for m in ("dense", "ppr", "diffusion")}
     with gr.Row():
         picture = gr.Plot(label="Diffusion: the visited subgraph (red: the path from a seed to each result)",
                           scale=3, elem_id="subgraph")
-        why = gr.Markdown(label="Why each result", elem_id="inspect-why")
+        why = gr.Markdown(label="Why each result", elem_id="inspect-why", latex_delimiters=NO_LATEX)
     stages = gr.JSON(label="Stage by stage (diffusion)")
 
     def inspect(question):

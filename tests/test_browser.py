@@ -72,6 +72,25 @@ def test_ask_inspect_and_index_in_a_real_browser(live, page):
     assert "offline" in _text(page, "#job-log")
 
 
+def test_state_question_lists_references_one_per_line_and_shows_no_unrelated_image(live, page):
+    """The issue's example: "如何使用 @State 装饰器？" once showed two ACE Tools screenshots (the image
+    slots were always filled); an image must now earn its slot from the pages that answer."""
+    page.goto(live.url + "/")
+    page.locator("#question textarea").fill("如何使用 @State 装饰器？")
+    page.locator("#retrieval-only input").check()
+    page.locator("#send").click()
+    page.wait_for_function("document.querySelector('#references') && "
+                           "document.querySelector('#references').innerText.includes('chunk-')")
+    page.screenshot(path=str(ARTIFACTS / "chat-state-question.png"), full_page=True)
+    items = page.locator("#references li")
+    # one list item, so one line, per reference: breadcrumbs of the "$$语法" page once ran two
+    # references together as a LaTeX formula
+    lines = [items.nth(i).inner_text() for i in range(items.count())]
+    assert len(lines) >= 10 and all(line.count("score ") == 1 for line in lines)
+    images = [line for line in lines if " image · " in line]
+    assert len(images) <= 1 and not any("ACE Tools" in line for line in images)
+
+
 def test_document_html_is_shown_not_executed(live, page, tmp_path):
     """A page whose text carries a script: the answer shows it, the browser never runs it."""
     from dgrag.ingest.pipeline import index_folder
