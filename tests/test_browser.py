@@ -41,13 +41,18 @@ def _text(page, selector: str) -> str:
     return page.locator(selector).inner_text()
 
 
-def test_ask_inspect_and_index_in_a_real_browser(live, page):
+def _ask_retrieval_only(live, page, question: str) -> None:
+    """Ask in the chat with no LLM and wait for the references under the answer."""
     page.goto(live.url + "/")
-    page.locator("#question textarea").fill("How do I create a new page? Show the screenshot")
+    page.locator("#question textarea").fill(question)
     page.locator("#retrieval-only input").check()
     page.locator("#send").click()
     page.wait_for_function("document.querySelector('#references') && "
                            "document.querySelector('#references').innerText.includes('chunk-')")
+
+
+def test_ask_inspect_and_index_in_a_real_browser(live, page):
+    _ask_retrieval_only(live, page, "How do I create a new page? Show the screenshot")
     page.wait_for_function("[...document.querySelectorAll('#chatbot img')].some(i => i.complete && i.naturalWidth > 0)")
     page.screenshot(path=str(ARTIFACTS / "chat.png"), full_page=True)
     assert "No LLM is configured" in _text(page, "#chatbot")
@@ -75,12 +80,7 @@ def test_ask_inspect_and_index_in_a_real_browser(live, page):
 def test_state_question_lists_references_one_per_line_and_shows_no_unrelated_image(live, page):
     """The issue's example: "如何使用 @State 装饰器？" once showed two ACE Tools screenshots (the image
     slots were always filled); an image must now earn its slot from the pages that answer."""
-    page.goto(live.url + "/")
-    page.locator("#question textarea").fill("如何使用 @State 装饰器？")
-    page.locator("#retrieval-only input").check()
-    page.locator("#send").click()
-    page.wait_for_function("document.querySelector('#references') && "
-                           "document.querySelector('#references').innerText.includes('chunk-')")
+    _ask_retrieval_only(live, page, "如何使用 @State 装饰器？")
     page.screenshot(path=str(ARTIFACTS / "chat-state-question.png"), full_page=True)
     items = page.locator("#references li")
     # one list item, so one line, per reference: breadcrumbs of the "$$语法" page once ran two
