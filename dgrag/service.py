@@ -132,7 +132,7 @@ class Service:
         return self._retriever
 
     def health(self) -> dict:
-        loaded = self.handle._current
+        loaded = self.handle.loaded
         s = self.settings
         out = {"status": "ok", "index_path": str(s.db_path),
                "index_exists": Path(s.db_path).exists(), "hipporag_initialized": loaded is not None,

@@ -251,6 +251,11 @@ class IndexHandle:
         self._current: LoadedIndex | None = None
         self.generation = 0  # bumped at every swap: readers reopen their connections
 
+    @property
+    def loaded(self) -> LoadedIndex | None:
+        """The snapshot in use, or None before the first load (never loads: /health stays cheap)."""
+        return self._current
+
     def get(self) -> LoadedIndex:
         current = self._current
         if current is None:
