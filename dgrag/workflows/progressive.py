@@ -8,8 +8,9 @@ batch on. The batches done are recorded in the file's meta under the plan's hash
 goes on from the first batch not recorded (and that batch's incremental index run re-checks
 every earlier page, so nothing is lost and nothing is redone).
 
-It runs in one background thread at a lower CPU priority, its embedder bounded to a share of
-the cores (`Settings.background_index_threads`), so questions keep theirs.
+It runs in one background thread at a lower CPU priority (nice +10). Its embedder takes every
+core while no question comes and half of them while questions come (`CoreShare`, decided per
+batch; or a fixed `Settings.background_index_threads`), so questions keep theirs.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..backends.embedders import CoreShare
 from ..config import Settings
 from ..ingest.pipeline import list_pages
 from ..store import Store
@@ -163,7 +165,7 @@ class Progressive:
         from ..backends.embedders import lower_priority
 
         lower_priority(10)  # this thread and the engine threads it starts: questions get the CPU first
-        threads = self.settings.background_index_threads or max(1, (os.cpu_count() or 2) // 2)
+        threads = self.settings.background_index_threads or self.core_share()
         st = self._status
         st.running, t0 = True, time.perf_counter()
         try:
@@ -181,7 +183,12 @@ class Progressive:
             st.seconds = time.perf_counter() - t0
         return st
 
-    def _one_batch(self, job: Job, batch: Batch, threads: int) -> dict:
+    def core_share(self) -> CoreShare:
+        """Every core while no question comes; half of them while questions come."""
+        cores = os.cpu_count() or 2
+        return CoreShare(busy=max(1, cores // 2), idle=cores, quiet_s=self.settings.background_quiet_s)
+
+    def _one_batch(self, job: Job, batch: Batch, threads: int | CoreShare) -> dict:
         def progress(stage: str, done: int, total: int) -> None:
             if self.stop.is_set():
                 raise JobCancelled(job.name)
