@@ -47,7 +47,8 @@ class Service:
         self.settings = settings
         self.handle = IndexHandle(settings.db_path)
         self.writer = Writer(after=self.handle.reload)  # one writer; readers see each commit after a reload
-        self.build: Progressive | None = None  # the first start's background build, when one runs
+        self.build: Progressive | None = None  # the batched build running or last run, if any
+        self.first_start = False  # that build is the first start's: no index to answer from before it
         self._retriever = None
         self._init_lock = threading.Lock()
         self._described: tuple[tuple, dict] | None = None  # (the file's state, its description)
@@ -79,7 +80,7 @@ class Service:
         bundled = docs in (BUNDLED_CORPUS, SHARED_CORPUS, EXCERPT)
         build = Progressive(self.settings, docs, DEMO_URL if bundled else self.settings.url_template,
                             self.writer, self.settings.include)
-        if db.exists() and (build.finished or not _has_build_record(db)):
+        if db.exists() and (build.finished or not build.builds_this_file()):  # someone else's index
             return None
         return build
 
@@ -87,6 +88,7 @@ class Service:
         """Start (or resume) the demo build in the background; questions are answered from each
         batch as it commits."""
         self.build = self.demo_build()
+        self.first_start = self.build is not None
         if self.build is not None:
             self.build.start()
         return self.build
@@ -106,20 +108,11 @@ class Service:
     def ready(self) -> None:
         """Raise IndexNotReady while the first batch of the first build is still running."""
         build = self.build
-        if build is not None and build.status().batches_done == 0:
+        if build is not None and self.first_start and build.status().batches_done == 0:
             if build.status().error:
                 raise IndexNotReady(f"building the demo index failed: {build.status().error}")
             raise IndexNotReady("the demo index is being built; its first pages are ready in about a minute "
                                 "(see /health: build)")
-
-    def _index(self, docs: Path, progress, url_template: str, include: str = ""):
-        from .store import Store
-        from .workflows import index_docs
-        from .workflows.indexing import docs_settings
-
-        s = docs_settings(self.settings, docs, url_template, include)
-        with Store(s.db_path) as store:  # the indexer's embedder: the file's model, its own instance
-            return index_docs(s, store, progress=progress)  # the caller reloads once
 
     @property
     def retriever(self):
@@ -237,10 +230,20 @@ class Service:
         return self.writer.cancel()
 
     def index_docs(self, docs: Path, url_template: str = "", secret: str | None = None) -> Job:
+        """The Index tab's "index this folder": the first start's batched path (each batch
+        parsed, embedded and given the offline semantic layer, questions answered from each
+        batch as it commits, the banner showing how far it got, a rerun resuming)."""
         docs = Path(docs)
         if not docs.is_dir():
             raise DgragError(f"not a folder on the server: {docs}")
-        return self.run_job("index", lambda job: self._index(docs, job.on_progress, url_template).as_dict(), secret)
+        if self.build is not None and self.build.status().running:
+            raise DgragError("the demo index is still being built; index a folder when it is done")
+        self.check_admin(secret)
+        build = Progressive(self.settings, docs, url_template, self.writer, self.settings.include,
+                            title=f"the index of {docs.name or docs}")
+        build.start_over()
+        self.build, self.first_start = build, False
+        return self.run_job("index", build.run_in, secret)
 
     def enrich(self, step: str, secret: str | None = None) -> Job:
         def work(job: Job) -> dict:
@@ -292,17 +295,6 @@ class Service:
                 extra.unlink(missing_ok=True)
             self.handle.reload()
         return stats
-
-
-def _has_build_record(db: Path) -> bool:
-    from .store import Store
-    from .workflows.progressive import META_KEY
-
-    try:
-        with Store(db, readonly=True) as st:
-            return st.meta.get(META_KEY) is not None
-    except DgragError:
-        return False
 
 
 def _same(a: str, b: str) -> bool:

@@ -92,14 +92,15 @@ def build_demo(service: Service):
 
 
 def _progress_banner(gr, service: Service) -> None:
-    """While the first start builds the demo index: pages done and left, and what answers cover
-    so far; refreshed every 2 s, empty (hidden) once the build is done."""
+    """While a batched build runs (the first start's, or the Index tab's "index this folder"):
+    pages done and left, and what answers cover so far; refreshed every 2 s while it runs and
+    every 10 s otherwise (a build may start later), empty (hidden) when none runs."""
     banner = gr.Markdown(service.build_banner(), elem_id="build-banner")
-    timer = gr.Timer(2.0)  # the build starts after the UI is built: tick once, then only while it runs
+    timer = gr.Timer(2.0)
 
     def tick():
         text = service.build_banner()
-        return text, gr.Timer(active=bool(text))
+        return text, gr.Timer(2.0 if text else 10.0)
 
     timer.tick(tick, None, [banner, timer], api_name=False, queue=False)
 

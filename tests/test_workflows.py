@@ -144,7 +144,7 @@ def test_questions_wait_for_the_first_batch_with_a_clear_error(tmp_path):
 
     docs = _docs(tmp_path)
     service = Service(Settings(db_path=tmp_path / "demo.db", docs_root=docs, background_batch_pages=100))
-    service.build = service.demo_build()
+    service.build, service.first_start = service.demo_build(), True  # as start_demo_build, not started
     assert service.build is not None and service.build.status().batches_done == 0
     with pytest.raises(IndexNotReady, match="being built"):
         service.retrieve("ArkTS page")
@@ -243,3 +243,33 @@ def test_a_question_marks_the_clock_the_build_reads():
     t0 = time.monotonic()
     emb.embed_queries(["what is @State?"])
     assert QUESTIONS.quiet_for() <= time.monotonic() - t0
+
+
+def test_index_this_folder_takes_the_batched_path_and_keeps_what_it_holds(tmp_path):
+    """The Index tab's "index this folder" is the first start's path: batches, each with the
+    offline semantic layer, questions answered between them, the banner naming the folder.
+    Re-indexing the folder after an edit re-embeds that page only and never drops the others
+    while it goes, and a restart does not build the demo over it."""
+    from dgrag.service import Service
+
+    docs = _docs(tmp_path)
+    settings = Settings(db_path=tmp_path / "mine.db", background_batch_pages=4, embedder="hash")
+    service = Service(settings)
+    files_seen: list[int] = []
+    service.writer.after = lambda: (service.handle.reload(), files_seen.append(_stats(settings.db_path)["nodes"]["file"]))
+    job = service.index_docs(docs)
+    assert job.error == "" and job.counts["batches"] == 3 and job.counts["batches_done_before"] == 0
+    assert files_seen == [1, 5, 9, 9]  # questions saw each batch as it committed (and the job's end)
+    stats = _stats(settings.db_path)
+    assert stats["nodes"]["entity"] > 0 and stats["facts"] and stats["edges"].get("semantic")
+    assert service.build.status().finished and service.build.status().title == f"the index of {docs.name}"
+
+    page = docs / "en/application-dev/quick-start/start-overview.md"
+    page.write_text(page.read_text(encoding="utf-8") + "\n## Added section\n\nNew text.\n", encoding="utf-8")
+    files_seen.clear()
+    job = service.index_docs(docs)
+    assert job.error == "" and files_seen == [9, 9, 9, 9]  # nothing dropped while it went
+    assert 0 < job.counts["embedded"] <= 3 and job.counts["files_indexed"] == 1
+
+    other = Service(Settings(db_path=settings.db_path, docs_root=ROOT / "tests" / "fixtures" / "docs"))
+    assert other.demo_build() is None  # the file is this folder's index: a demo start leaves it alone

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from ..backends.embedders import CoreShare
 from ..config import Settings
+from ..errors import DgragError
 from ..ingest.pipeline import list_pages
 from ..store import Store
 from .indexing import docs_settings, index_docs, offline_layer
@@ -87,6 +88,7 @@ class BuildStatus:
     error: str = ""
     seconds: float = 0.0
     stage: str = ""
+    title: str = "the demo index"
 
     @property
     def finished(self) -> bool:
@@ -102,36 +104,48 @@ class BuildStatus:
         cover = ", ".join(f"{g} {d}/{t}" for g, (d, t) in self.covered.items() if d) or "nothing yet"
         state = f"failed: {self.error}" if self.error else ("indexing" if self.running else "paused")
         now = f" · now: {self.stage}" if self.stage and self.running else ""
-        return (f"**Building the demo index** ({state}): {self.pages_done} of {self.pages_total} pages done, "
+        return (f"**Building {self.title}** ({state}): {self.pages_done} of {self.pages_total} pages done, "
                 f"{self.pages_total - self.pages_done} left. Answers cover: {cover}{now}.")
 
 
 class Progressive:
     """The batched build of one docs folder into the settings' index file."""
 
-    def __init__(self, settings: Settings, docs: Path, url_template: str, writer: Writer, include: str = ""):
+    def __init__(self, settings: Settings, docs: Path, url_template: str, writer: Writer, include: str = "",
+                 title: str = "the demo index"):
         self.settings = docs_settings(settings, docs, url_template, include)
         self.writer = writer
         pages = list_pages(Path(docs), include)
         self.batches = demo_batches(pages, settings.background_batch_pages)
         self.plan = hashlib.sha256("\n".join(p for b in self.batches for p in b.pages).encode()).hexdigest()[:16]
-        self._status = BuildStatus(pages_total=len(pages), batches_total=len(self.batches))
+        self._status = BuildStatus(pages_total=len(pages), batches_total=len(self.batches), title=title)
         self._thread: threading.Thread | None = None
         self.stop = threading.Event()
         self._count_done(self.recorded())
 
     # ---- what is done ---------------------------------------------------------------------
+    def record(self) -> dict:
+        """What the file records of the last batched build into it ({} when nothing)."""
+        if not Path(self.settings.db_path).exists():
+            return {}
+        try:
+            with Store(self.settings.db_path, readonly=True) as st:
+                raw = st.meta.get(META_KEY)
+            rec = json.loads(raw) if raw else {}
+        except (DgragError, ValueError):
+            return {}
+        return rec if isinstance(rec, dict) else {}
+
     def recorded(self) -> int:
         """Batches the file records as done under this plan (0 for a new or another plan)."""
-        if not Path(self.settings.db_path).exists():
-            return 0
-        with Store(self.settings.db_path, readonly=True) as st:
-            raw = st.meta.get(META_KEY)
-        try:
-            rec = json.loads(raw) if raw else {}
-        except ValueError:
-            return 0
+        rec = self.record()
         return int(rec.get("batches_done", 0)) if rec.get("plan") == self.plan else 0
+
+    def builds_this_file(self) -> bool:
+        """The file's last batched build was of this folder (a record from before folders were
+        recorded was the demo's, the only batched build then)."""
+        rec = self.record()
+        return bool(rec) and rec.get("docs") in (None, str(self.settings.docs_root))
 
     def _count_done(self, n: int) -> None:
         st = self._status
@@ -144,6 +158,12 @@ class Progressive:
                 totals[g][1] += 1
                 totals[g][0] += b.number <= n
         st.covered = {g: (d, t) for g, (d, t) in totals.items() if t}
+
+    def start_over(self) -> None:
+        """Go through every batch again (a folder re-indexed after edits: unchanged pages cost a
+        hash check); an unfinished build resumes instead."""
+        if self.finished:
+            self._count_done(0)
 
     def status(self) -> BuildStatus:
         return self._status
@@ -188,6 +208,31 @@ class Progressive:
         cores = os.cpu_count() or 2
         return CoreShare(busy=max(1, cores // 2), idle=cores, quiet_s=self.settings.background_quiet_s)
 
+    def run_in(self, job: Job) -> dict:
+        """Run the batches not done yet inside `job`, which already holds the writer (the Index
+        tab's "index this folder"): questions see each batch as it commits, a cancel lands
+        between texts, and a rerun resumes from the first batch not done."""
+        threads = self.settings.background_index_threads or self.core_share()
+        st = self._status
+        st.running, t0, before = True, time.perf_counter(), st.batches_done
+        totals: dict[str, int] = {}
+        try:
+            for batch in self.batches[st.batches_done:]:
+                counts = self._one_batch(job, batch, threads)
+                for k in ("files_indexed", "embedded"):
+                    totals[k] = totals.get(k, 0) + counts[k]
+                self._count_done(batch.number)
+                self.writer.after()  # reload: questions see this batch
+        except JobCancelled:
+            raise  # paused: a rerun resumes
+        except Exception as exc:
+            st.error = str(exc)
+            raise
+        finally:
+            st.running, st.stage = False, ""
+            st.seconds = time.perf_counter() - t0
+        return {"pages": st.pages_total, "batches_done_before": before, "batches": st.batches_total, **totals}
+
     def _one_batch(self, job: Job, batch: Batch, threads: int | CoreShare) -> dict:
         def progress(stage: str, done: int, total: int) -> None:
             if self.stop.is_set():
@@ -195,13 +240,18 @@ class Progressive:
             self._status.stage = f"batch {batch.number}/{len(self.batches)} {stage} {done}/{total}"
             job.on_progress(stage, done, total)
 
-        upto = [p for b in self.batches[:batch.number] for p in b.pages]  # the index holds exactly these
+        upto = [p for b in self.batches[:batch.number] for p in b.pages]
         with Store(self.settings.db_path) as store:
-            report = index_docs(self.settings, store, pages=upto, progress=progress, threads=threads)
+            # later pages the file holds already stay (re-indexing a folder does not drop what
+            # questions can reach; an unchanged page costs a hash check): the index holds these
+            known = store.logs.files()
+            later = [p for b in self.batches[batch.number:] for p in b.pages if p in known]
+            report = index_docs(self.settings, store, pages=upto + later, progress=progress, threads=threads)
             layer = offline_layer(self.settings, store, progress=progress, threads=threads)
             with store.transaction():
                 store.meta.set(META_KEY, json.dumps({"plan": self.plan, "batches_done": batch.number,
-                                                     "batches": len(self.batches)}))
+                                                     "batches": len(self.batches),
+                                                     "docs": str(self.settings.docs_root)}))
         return {"pages": len(batch.pages), "files_indexed": report.files_indexed, "embedded": report.embedded,
                 "semantic_layer": layer.get("semantic_layer", {})}
 
