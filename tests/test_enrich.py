@@ -90,6 +90,7 @@ def test_offline_path_gives_entities_facts_and_exact_match(indexed, embedder):
         stats = store.stats()
         covered = store.con.execute("SELECT count(DISTINCT chunk) FROM facts").fetchone()[0]
     assert stats["nodes"]["entity"] > 50 and stats["vectors"]["fact"] > 50
+    assert stats["semantic"]["facts"] == stats["semantic"]["facts_offline"] == stats["vectors"]["fact"]
     assert covered >= 0.7 * reports["openie"].total  # most chunks get facts, both languages
     res = Retriever(settings, embedder=embedder).retrieve("What does @State do?", {"verbose": True})
     exact = res["trace"]["exact_entities"]

@@ -66,7 +66,7 @@ def cmd_stats(args) -> int:
     print(f"embedding model: {ix['embedding_model'] or '- (no vectors yet)'}, dimension {ix['embedding_dim'] or '-'}")
     print(f"schema version {ix['schema_version']}, written by dgrag {ix['dgrag_version'] or '(not recorded)'}")
     print(f"docs: {ix['docs_root'] or '-'}" + (f"  (source URLs {ix['url_template']})" if ix["url_template"] else ""))
-    for section in ("nodes", "edges", "vectors"):
+    for section in ("nodes", "edges", "vectors", "semantic"):
         print(f"{section}: " + ", ".join(f"{k} {v}" for k, v in stats[section].items()))
     return 0
 

@@ -10,7 +10,7 @@ from . import vectors
 
 __all__ = ["upsert_entity", "set_entity_text", "clear_chunk", "add_chunk_entity", "add_fact", "forget_nodes",
            "rebuild_edges", "pending_facts", "fact_vectors_by_text", "mark_facts_embedded", "facts_by_rowids", "all_facts",
-           "entity_names", "entities_without_name_vector", "entities_without_synonymy", "mark_synonymy_done"]
+           "entity_names", "counts", "entities_without_name_vector", "entities_without_synonymy", "mark_synonymy_done"]
 
 
 def entity_id(norm: str) -> str:
@@ -140,3 +140,9 @@ def entities_without_synonymy(con) -> list[int]:
 
 def mark_synonymy_done(con, rowids: Sequence[int]) -> None:
     con.executemany("INSERT OR IGNORE INTO synonymy_done(entity) VALUES (?)", [(int(r),) for r in rowids])
+
+
+def counts(con) -> dict[str, int]:
+    """Facts in all and by where they came from (offline, llm, imported)."""
+    by_source = dict(con.execute("SELECT source, count(*) FROM facts GROUP BY source ORDER BY source").fetchall())
+    return {"facts": sum(by_source.values()), **{f"facts_{k}": v for k, v in by_source.items()}}

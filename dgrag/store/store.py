@@ -163,7 +163,7 @@ class Store:
     def stats(self) -> dict:
         size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
         return {"index": self.describe(), "nodes": nodes.counts(self.con), "edges": edges.counts(self.con),
-                "vectors": vectors.counts(self.con), "size_bytes": size}
+                "vectors": vectors.counts(self.con), "semantic": semantic.counts(self.con), "size_bytes": size}
 
     def integrity_check(self) -> str:
         return self.con.execute("PRAGMA integrity_check").fetchone()[0]
