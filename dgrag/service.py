@@ -236,9 +236,9 @@ class Service:
         docs = Path(docs)
         if not docs.is_dir():
             raise DgragError(f"not a folder on the server: {docs}")
-        if self.build is not None and self.build.status().running:
-            raise DgragError("the demo index is still being built; index a folder when it is done")
         self.check_admin(secret)
+        if self.build is not None and self.build.status().running:
+            raise DgragError(f"{self.build.status().title} is still being built; index a folder when it is done")
         build = Progressive(self.settings, docs, url_template, self.writer, self.settings.include,
                             title=f"the index of {docs.name or docs}")
         build.start_over()
