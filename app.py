@@ -1,6 +1,6 @@
 """dgrag app: the Gradio UI and the REST API on one server (the Hugging Face Spaces entry point).
 
-A thin shim over `dgrag.server`, which `dgrag serve` runs too. `demo` (the Gradio Blocks) and
+A thin shim over `dgrag.web.server`, which `dgrag serve` runs too. `demo` (the Gradio Blocks) and
 `app` (FastAPI with /chat, /retrieve, /health, /chat/stream, /images/{sha}, and the UI mounted
 at /) are built at import, with no other side effect: the index is built (if absent) and loaded
 when the server starts.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 
 from dgrag.config import Settings
-from dgrag.server import build_app, serve
+from dgrag.web.server import build_app, serve
 
 service, demo, app = _built = build_app(Settings.from_env())
 

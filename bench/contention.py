@@ -87,7 +87,7 @@ def during_build(queries: int, pages: int, threads: int) -> dict:
     from pathlib import Path
 
     from dgrag.config import Settings
-    from dgrag.service import Service
+    from dgrag.web.service import Service
     from dgrag.workflows import Progressive
 
     from bench.indexing import DOCS, pages_for

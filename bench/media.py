@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 from dgrag.config import Settings
-from dgrag.evaluate import load_questions
+from dgrag.evaluation.recall import load_questions
 from dgrag.retrieve.retriever import Retriever
 from dgrag.store import Store
 

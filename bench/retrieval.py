@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from dgrag.config import Settings
-from dgrag.evaluate import evaluate
+from dgrag.evaluation.recall import evaluate
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"

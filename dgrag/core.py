@@ -27,6 +27,14 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _TOKEN_PIECES = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+|[^\\w\\s]")
 
 
+_HAN = re.compile(r"[\u3400-\u9fff]")
+
+
+def language_of(text: str) -> str:
+    """'zh' for a text with any Han character, else 'en': which prompt language a question gets."""
+    return "zh" if _HAN.search(text or "") else "en"
+
+
 def estimate_tokens(text: str) -> int:
     """Subword tokens of `text`, estimated without a model: one per CJK character or symbol,
     one per 4 characters of a word. On the ArkUI-X docs it is within -3% / +15% (p10 / median)

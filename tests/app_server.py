@@ -32,9 +32,9 @@ def start_app(settings: Settings) -> LiveApp:
     import gradio as gr
     import uvicorn
 
-    from dgrag.api import build_api
-    from dgrag.service import Service
-    from dgrag.ui import build_demo
+    from dgrag.web.api import build_api
+    from dgrag.web.service import Service
+    from dgrag.web.ui import build_demo
 
     service = Service(settings)
     app = gr.mount_gradio_app(build_api(service), build_demo(service), path="/")

@@ -57,8 +57,8 @@ def live_api(fixture_index, embedder, openai_server_factory):
     """The REST API (no UI) on 127.0.0.1 with the scripted model, over a recording retriever."""
     import uvicorn
 
-    from dgrag.api import build_api
-    from dgrag.service import Service
+    from dgrag.web.api import build_api
+    from dgrag.web.service import Service
 
     server = openai_server_factory(two_searches)
     service = Service(_settings(fixture_index, server))

@@ -22,7 +22,7 @@ from dgrag.errors import AccessDenied, ConfigError, QueryRejected
 from dgrag.answer.tokens import message_tokens
 from dgrag.core import estimate_tokens
 from dgrag.retrieve.retriever import check_query
-from dgrag.service import Service
+from dgrag.web.service import Service
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -119,7 +119,7 @@ def rest_only(tmp_path, fixture_index):
     """The REST API alone (no UI) on 127.0.0.1, with a rate limit of 3 calls a minute."""
     import uvicorn
 
-    from dgrag.api import build_api
+    from dgrag.web.api import build_api
 
     base, _ = fixture_index
     shutil.copy(base.db_path, tmp_path / "rl.db")
@@ -152,7 +152,7 @@ def test_a_client_over_its_rate_gets_429_and_others_do_not(rest_only):
 
 
 def test_a_read_only_demo_is_rate_limited_by_default(tmp_path):
-    from dgrag.api import DEFAULT_PUBLIC_RATE, make_limiter
+    from dgrag.web.api import DEFAULT_PUBLIC_RATE, make_limiter
 
     assert make_limiter(Service(Settings(db_path=tmp_path / "a.db"))) is None
     public = make_limiter(Service(Settings(db_path=tmp_path / "a.db", admin_secret="x")))
@@ -230,7 +230,7 @@ def test_a_retrieval_past_its_deadline_is_stopped(fixture_index):
 
 
 def test_the_rate_limit_key_trusts_x_forwarded_for_only_from_a_proxy():
-    from dgrag.api import client_key
+    from dgrag.web.api import client_key
 
     def scope(peer, xff):
         return {"client": (peer, 5000), "headers": [(b"x-forwarded-for", xff.encode())]}

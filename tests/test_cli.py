@@ -128,7 +128,7 @@ def test_serve_and_the_app_refuse_an_absent_index_alike(tmp_path, capsys):
     from types import SimpleNamespace
 
     from dgrag.errors import DgragError
-    from dgrag.server import App, serve
+    from dgrag.web.server import App, serve
 
     missing = tmp_path / "missing.db"
     assert main(["serve", "--db", str(missing)]) == 2

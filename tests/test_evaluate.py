@@ -1,5 +1,5 @@
 """Recall arithmetic of `dgrag eval`: page, passage and section gold, and the pairing."""
-from dgrag.evaluate import _paired, recall_at, section_recall_at
+from dgrag.evaluation.recall import _paired, recall_at, section_recall_at
 
 
 def item(path, bc):

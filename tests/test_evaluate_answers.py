@@ -9,7 +9,7 @@ import pytest
 
 from conftest import MUSIQUE
 from dgrag.cli import main
-from dgrag.evaluate_answers import contains_answer, exact_match, gold_answers, normalize, token_f1
+from dgrag.evaluation.answers import contains_answer, exact_match, gold_answers, normalize, token_f1
 
 pytestmark = pytest.mark.skipif(not MUSIQUE.is_dir(), reason="needs ../shared/bench/musique")
 

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from dgrag import graph_picture as gp
+from dgrag.web import graph_picture as gp
 
 # A fact (Router, uses, pushUrl) seeds the entity pushUrl, whose passage edge reaches the chunk
 # "Guide / Router / pushUrl"; a chunk the question matched holds a code block; a page seeds a

@@ -3,7 +3,7 @@ changed, not from a new SQLite connection at every call."""
 from __future__ import annotations
 
 import dgrag.store
-from dgrag.service import Service
+from dgrag.web.service import Service
 from dgrag.store import Store
 
 

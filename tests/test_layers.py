@@ -8,10 +8,10 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "dgrag"
 
 
-def _modules() -> dict[str, Path]:
+def _modules(package: Path = PACKAGE) -> dict[str, Path]:
     out = {}
-    for path in PACKAGE.rglob("*.py"):
-        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    for path in package.rglob("*.py"):
+        parts = path.relative_to(package.parent).with_suffix("").parts
         out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     return out
 
@@ -36,8 +36,8 @@ def _targets(name: str, path: Path, node: ast.AST, known: set[str]) -> list[str]
     return out
 
 
-def import_graph() -> dict[str, set[str]]:
-    mods = _modules()
+def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+    mods = _modules(package)
     graph: dict[str, set[str]] = {m: set() for m in mods}
     for name, path in mods.items():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -112,3 +112,51 @@ def test_dgrag_has_no_import_cycles_between_modules_or_layers():
     assert "dgrag.embed" in graph["dgrag.ingest.pipeline"]  # the walk sees relative imports
     assert cycles(graph) == []
     assert cycles(layers(graph)) == []  # e.g. ingest -> enrich -> ingest through different modules
+
+
+# dgrag's layers, lowest first: a package may import only from layers below its own (imports inside
+# functions count too: `import_graph` walks every import statement). docs/architecture.md draws it.
+LAYERS = [
+    {"dgrag.errors", "dgrag.core", "dgrag.kernels", "dgrag.prompts"},
+    {"dgrag.config"},
+    {"dgrag.backends", "dgrag.store"},
+    {"dgrag.embed"},
+    {"dgrag.ingest"},
+    {"dgrag.enrich"},
+    {"dgrag.retrieve"},
+    {"dgrag.answer"},
+    {"dgrag.evaluation", "dgrag.workflows"},
+    {"dgrag.web"},
+    {"dgrag.cli"},
+    {"dgrag.__main__"},
+]
+
+
+def upward_imports(graph: dict[str, set[str]], order: list[set[str]]) -> list[str]:
+    rank = {name: i for i, names in enumerate(order) for name in names}
+    out = []
+    for mod, targets in sorted(layers(graph).items()):
+        if mod == "dgrag":
+            continue  # the package's __init__ (its version and settings) sits above nothing
+        for t in sorted(targets):
+            if rank[t] >= rank[mod]:
+                out.append(f"{mod} -> {t}")
+    return out
+
+
+def test_the_layer_check_catches_an_import_inside_a_function(tmp_path):
+    pkg = tmp_path / "dgrag"
+    (pkg / "retrieve").mkdir(parents=True)
+    (pkg / "answer").mkdir()
+    (pkg / "retrieve" / "__init__.py").write_text("def f():\n    from ..answer import g\n")
+    (pkg / "answer" / "__init__.py").write_text("def g():\n    pass\n")
+    graph = import_graph(pkg)
+    assert upward_imports(graph, [{"dgrag.retrieve"}, {"dgrag.answer"}]) == ["dgrag.retrieve -> dgrag.answer"]
+    assert upward_imports(graph, [{"dgrag.answer"}, {"dgrag.retrieve"}]) == []
+
+
+def test_every_package_of_dgrag_has_a_layer_and_imports_only_below_it():
+    graph = import_graph()
+    named = set().union(*LAYERS)
+    assert set(layers(graph)) - {"dgrag"} == named  # a new package must be given its layer
+    assert upward_imports(graph, LAYERS) == []

@@ -11,7 +11,7 @@ import dgrag.retrieve.retriever as retriever_module
 from dgrag.config import RetrievalConfig
 from dgrag.errors import ConfigError, QueryRejected
 from dgrag.retrieve.retriever import CheckedQuery, check_query
-from dgrag.service import Service
+from dgrag.web.service import Service
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import json
 import gradio as gr
 import pytest
 
-from dgrag.ui import _last_question, _text_of
+from dgrag.web.ui import _last_question, _text_of
 
 
 def test_a_gradio_6_message_gives_its_text_back():
@@ -30,8 +30,8 @@ def test_retry_takes_the_last_question_back_and_drops_its_answer():
 
 
 def test_why_for_a_reference_found_by_another_method_shows_the_diffusions_walk(indexed):
-    from dgrag.service import Service
-    from dgrag.ui import _explain
+    from dgrag.web.service import Service
+    from dgrag.web.ui import _explain
 
     service = Service(indexed)
     dense = service.retrieve("touch event TouchType Down", {"method": "dense"})

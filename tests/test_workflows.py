@@ -129,7 +129,7 @@ def test_a_build_killed_mid_way_resumes_with_nothing_redone_and_nothing_lost(tmp
 
 
 def test_a_finished_build_is_not_started_again_and_a_foreign_index_is_left_alone(tmp_path, indexed):
-    from dgrag.service import Service
+    from dgrag.web.service import Service
 
     service = Service(indexed)  # an index someone built, with no build record: served as it is
     assert service.demo_build() is None and service.start_demo_build() is None
@@ -140,7 +140,7 @@ def test_a_finished_build_is_not_started_again_and_a_foreign_index_is_left_alone
 
 def test_questions_wait_for_the_first_batch_with_a_clear_error(tmp_path):
     from dgrag.errors import IndexNotReady
-    from dgrag.service import Service
+    from dgrag.web.service import Service
 
     docs = _docs(tmp_path)
     service = Service(Settings(db_path=tmp_path / "demo.db", docs_root=docs, background_batch_pages=100))
@@ -153,7 +153,7 @@ def test_questions_wait_for_the_first_batch_with_a_clear_error(tmp_path):
 
 
 def test_one_place_decides_whether_an_llm_is_configured():
-    from dgrag.answer.common import chat_llm
+    from dgrag.backends.chat import chat_llm
 
     assert not Settings().llm_configured and not Settings(llm_base_url="http://127.0.0.1:1/v1").llm_configured
     assert not Settings(llm_base_url="  ", llm_model="m").llm_configured
@@ -250,7 +250,7 @@ def test_index_this_folder_takes_the_batched_path_and_keeps_what_it_holds(tmp_pa
     offline semantic layer, questions answered between them, the banner naming the folder.
     Re-indexing the folder after an edit re-embeds that page only and never drops the others
     while it goes, and a restart does not build the demo over it."""
-    from dgrag.service import Service
+    from dgrag.web.service import Service
 
     docs = _docs(tmp_path)
     settings = Settings(db_path=tmp_path / "mine.db", background_batch_pages=4, embedder="hash")

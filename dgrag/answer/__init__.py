@@ -27,11 +27,12 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from ..backends.chat import chat_llm
 from ..config import Settings
+from ..core import language_of
 from .agent import Answerer, reference_list
 from .book import ContextBook
 from .citations import CitationFilter, check_citations
-from .common import chat_llm, language_of
 from .planner import RETRIEVE_TOOL
 
 __all__ = ["Answerer", "stream_answer", "answer", "chat_llm", "language_of", "RETRIEVE_TOOL", "ContextBook",

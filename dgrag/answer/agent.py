@@ -14,7 +14,8 @@ from ..errors import DeadlineExceeded, DgragError, LLMError, QueryRejected
 from ..prompts import render
 from .book import ContextBook
 from .citations import CitationFilter
-from .common import chat_llm, language_of
+from ..backends.chat import chat_llm
+from ..core import language_of
 from .images import image_parts, wants_images
 from .planner import Call, Planner, Round
 from .tokens import estimate_tokens, message_tokens

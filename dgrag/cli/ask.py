@@ -32,15 +32,15 @@ def cmd_query(args) -> int:
 
 
 def cmd_eval(args) -> int:
-    from ..evaluate import evaluate, format_table
+    from ..evaluation.recall import evaluate, format_table
 
     settings = settings_for(args)
     require_index(settings.db_path)
     questions = Path(args.questions)
     if not questions.is_file():
         raise DgragError(f"no questions file at {questions}")
-    if args.answers:  # answer evaluation: dgrag/evaluate_answers.py
-        from ..evaluate_answers import evaluate_answers, format_answers
+    if args.answers:  # answer evaluation: dgrag/evaluation/answers.py
+        from ..evaluation.answers import evaluate_answers, format_answers
 
         report = evaluate_answers(settings, questions, args.methods, args.k, dict(args.config or {}),
                                   limit=args.limit, split=args.split)

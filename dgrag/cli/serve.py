@@ -5,7 +5,7 @@ from .common import settings_for
 
 
 def cmd_serve(args) -> int:
-    from ..server import build_app, refuse_missing_index, serve
+    from ..web.server import build_app, refuse_missing_index, serve
 
     settings = settings_for(args)
     refuse_missing_index(settings, args.build_demo)  # before gradio loads: a refusal costs no time

@@ -10,7 +10,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..config import RetrievalConfig, Settings
-from ..core import Route, RetrievalResult, Stage3Result, estimate_tokens
+from ..core import Route, RetrievalResult, Stage3Result, estimate_tokens, language_of
 from ..embed import embed_text
 from ..errors import DeadlineExceeded, DgragError, EmbeddingMismatch, QueryRejected
 from ..store import Store
@@ -204,7 +204,7 @@ class Retriever:
     def _llm_rerank(self, li, query: str, ranked):
         """The seed's final rerank by an LLM: numbered candidates in, {"ranking": [...]} out.
         Without an LLM, or on a failed call, the stage-3 order stands."""
-        from ..answer import chat_llm, language_of
+        from ..backends.chat import chat_llm
         from ..errors import LLMError
         from ..prompts import render
 

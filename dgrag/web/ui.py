@@ -7,8 +7,8 @@ import threading
 import time
 from pathlib import Path
 
-from .config import RetrievalConfig
-from .errors import DgragError
+from ..config import RetrievalConfig
+from ..errors import DgragError
 from .service import Service, demo_docs, safe_extract_zip
 
 SETTINGS_SLIDERS = [  # (parameter, minimum, maximum, step)
@@ -279,7 +279,7 @@ def _column_md(method: str, r: dict) -> str:
 
 
 def _labels(service: Service, rowids: list[str]) -> dict[str, tuple[str, str]]:
-    from .store import Store
+    from ..store import Store
 
     with Store(service.settings.db_path, readonly=True) as st:
         return {str(n["rowid"]): (n["id"], n["type"]) for n in st.nodes.by_rowids([int(r) for r in rowids])}

@@ -5,8 +5,8 @@ import json
 import statistics
 from pathlib import Path
 
-from .config import Settings
-from .errors import DgragError
+from ..config import Settings
+from ..errors import DgragError
 
 
 def load_questions(path: Path, limit: int | None = None, split: str | None = None) -> list[dict]:
@@ -73,7 +73,7 @@ def evaluate(settings: Settings, questions_path: Path, methods: list[str], ks: l
              split: str | None = None) -> dict:
     """Recall@k (page or passage gold; section gold too where the questions have it) and
     stage latencies per method, on one retriever, with per-question pairs against the first."""
-    from .retrieve.retriever import Retriever
+    from ..retrieve.retriever import Retriever
 
     questions = load_questions(questions_path, limit, split)
     retriever = retriever or Retriever(settings)

@@ -1,25 +1,20 @@
-"""The chat LLM of the configuration (one client per configuration) and the question's language."""
+"""The chat LLM of the configuration: one client per configuration, kept (the agent, the final
+rerank and the answer evaluation share it)."""
 from __future__ import annotations
 
-import re
 import threading
 
 from ..config import Settings
 
-_CJK = re.compile(r"[\u3400-\u9fff]")
 _CHAT_LLMS: dict[tuple, object] = {}
 _CHAT_LLMS_LOCK = threading.Lock()
-
-
-def language_of(text: str) -> str:
-    return "zh" if _CJK.search(text or "") else "en"
 
 
 def chat_llm(settings: Settings, cache=None):
     """The chat LLM (chat_* settings, else the llm_* ones), or None when none is configured.
     One client per configuration, kept: it is thread-safe, and building one (and its
     connection pool) per question costs tens of milliseconds and a new connection."""
-    from ..backends.llm import LLM
+    from .llm import LLM
 
     if not settings.chat_configured:  # Settings decides, in one place
         return None

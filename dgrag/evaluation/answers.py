@@ -21,8 +21,8 @@ import string
 from collections import Counter
 from pathlib import Path
 
-from .config import Settings
-from .evaluate import gold_of, load_questions, recall_at
+from ..config import Settings
+from .recall import gold_of, load_questions, recall_at
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _TOKEN = re.compile(r"[\u3400-\u9fff]|[^\s\u3400-\u9fff]+")
@@ -68,8 +68,8 @@ def evaluate_answers(settings: Settings, questions_path: Path, methods: list[str
                      overrides: dict | None = None, limit: int | None = None, retriever=None,
                      split: str | None = None, llm="auto") -> dict:
     """Per method: R@k and AR@k of one retrieval, AR(ctx), and, with an LLM, the agent's EM / F1."""
-    from .answer import chat_llm
-    from .retrieve.retriever import Retriever
+    from ..backends.chat import chat_llm
+    from ..retrieve.retriever import Retriever
 
     questions = [q for q in load_questions(questions_path, limit, split) if gold_answers(q)]
     retriever = retriever or Retriever(settings)
@@ -84,7 +84,7 @@ def evaluate_answers(settings: Settings, questions_path: Path, methods: list[str
 
 
 def _score(settings: Settings, retriever, llm, q: dict, cfg: dict, ks: list[int]) -> dict:
-    from .answer import Answerer, ContextBook
+    from ..answer import Answerer, ContextBook
 
     golds = gold_answers(q)
     found = retriever.search(q["question"], cfg)

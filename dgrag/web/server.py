@@ -11,11 +11,11 @@ import os
 import sys
 from typing import NamedTuple
 
-from .config import Settings
+from ..config import Settings
 
 
 class App(NamedTuple):
-    service: object  # dgrag.service.Service
+    service: object  # dgrag.web.service.Service
     demo: object  # gradio.Blocks
     app: object  # fastapi.FastAPI, the UI mounted at /
 
@@ -63,7 +63,7 @@ def serve(built: App, host: str | None = None, port: int | None = None, build_de
 def refuse_missing_index(settings: Settings, build_demo_index: bool) -> None:
     """An absent index file is refused (DgragError) unless the demo index may be built there."""
     if not build_demo_index and not settings.db_path.exists():
-        from .errors import DgragError
+        from ..errors import DgragError
 
         raise DgragError(f"no index file at {settings.db_path}; build one with `dgrag index DOCS --db "
                          f"{settings.db_path}`, or add --build-demo to build the demo index there")

@@ -15,11 +15,11 @@ import zipfile
 from pathlib import Path
 from typing import Callable, Iterator
 
-from .backends.embedders import lower_priority
-from .config import PROJECT_ROOT, RetrievalConfig, Settings
-from .core import chat_to_api
-from .errors import AccessDenied, ConfigError, DgragError, IndexFileError, IndexNotReady
-from .workflows import Job, JobCancelled, Progressive, Writer  # noqa: F401 - Job, JobCancelled: re-exported
+from ..backends.embedders import lower_priority
+from ..config import PROJECT_ROOT, RetrievalConfig, Settings
+from ..core import chat_to_api
+from ..errors import AccessDenied, ConfigError, DgragError, IndexFileError, IndexNotReady
+from ..workflows import Job, JobCancelled, Progressive, Writer  # noqa: F401 - Job, JobCancelled: re-exported
 
 BUNDLED_CORPUS = PROJECT_ROOT / "data" / "arkui-x-docs"  # shipped with the repo: CC BY 4.0, see its LICENSE
 SHARED_CORPUS = PROJECT_ROOT.parent / "shared" / "corpus" / "arkui-x-docs"
@@ -42,7 +42,7 @@ def demo_docs() -> Path:
 
 class Service:
     def __init__(self, settings: Settings):
-        from .retrieve.loaded import IndexHandle
+        from ..retrieve.loaded import IndexHandle
 
         self.settings = settings
         self.handle = IndexHandle(settings.db_path)
@@ -119,7 +119,7 @@ class Service:
         if self._retriever is None:
             with self._init_lock:
                 if self._retriever is None:
-                    from .retrieve.retriever import Retriever
+                    from ..retrieve.retriever import Retriever
 
                     self._retriever = Retriever(self.settings, self.handle)
         return self._retriever
@@ -149,7 +149,7 @@ class Service:
     def _description(self) -> dict:
         """The file's Store.describe(), read again only when the file or its WAL changed (a
         write, another file moved in): /health is polled, and should not open SQLite each time."""
-        from .store import Store
+        from ..store import Store
 
         path = Path(self.settings.db_path)
         # an empty WAL (the first reader creates one) holds no write: it counts as none
@@ -164,7 +164,7 @@ class Service:
         return dict(described)
 
     def stats(self) -> dict:
-        from .store import Store
+        from ..store import Store
 
         with Store(self.settings.db_path, readonly=True) as st:
             return {**st.stats(), "enrichment": st.logs.enrich_counts(), "skipped_files": st.logs.skipped_files()[:50]}
@@ -175,7 +175,7 @@ class Service:
         long or empty, or a retrieval_config with an unknown or out-of-range value, is refused here
         (QueryRejected / ConfigError), before any work. The edge calls it once and passes both
         down: values it returned pass again (and through the retriever) unchecked."""
-        from .retrieve.retriever import check_query
+        from ..retrieve.retriever import check_query
 
         query = check_query(query, self.settings)
         if isinstance(config, RetrievalConfig):
@@ -189,7 +189,7 @@ class Service:
         return self.retriever.retrieve(*self.check_request(query, config))
 
     def answerer(self, use_llm: bool = True):
-        from .answer import Answerer
+        from ..answer import Answerer
 
         return Answerer(self.settings, self.retriever, llm="auto" if use_llm else None)
 
@@ -247,8 +247,8 @@ class Service:
 
     def enrich(self, step: str, secret: str | None = None) -> Job:
         def work(job: Job) -> dict:
-            from .store import Store
-            from .workflows import enrich_index
+            from ..store import Store
+            from ..workflows import enrich_index
 
             with Store(self.settings.db_path) as store:
                 steps = () if step == "synonymy" else (step,)
@@ -259,8 +259,8 @@ class Service:
 
     def snapshot(self, dest_dir: Path | None = None) -> Path:
         """A consistent single-file copy of the index (VACUUM INTO), taken while serving."""
-        from .retrieve.loaded import ensure_graph_cache
-        from .store import Store
+        from ..retrieve.loaded import ensure_graph_cache
+        from ..store import Store
 
         dest_dir = Path(dest_dir or tempfile.mkdtemp(prefix="dgrag-snapshot-"))
         dest = dest_dir / f"{Path(self.settings.db_path).stem}-{time.strftime('%Y%m%d-%H%M%S')}.db"
@@ -271,8 +271,8 @@ class Service:
 
     def open_index(self, uploaded: Path, secret: str | None = None) -> dict:
         """Validate a teammate's index file, then make it the served one (the old file is kept)."""
-        from .backends.embedders import make_embedder, resolve_embedder
-        from .store import Store
+        from ..backends.embedders import make_embedder, resolve_embedder
+        from ..store import Store
 
         self.check_admin(secret)
         uploaded = Path(uploaded)

@@ -47,7 +47,7 @@ KINDS = ("chunks", "codes", "tables", "images")
 def describe(db_path: Path, stage3: dict, ids: list[str]) -> tuple[dict[str, dict], dict[int, dict], dict[str, str]]:
     """The node rows (by row id string) and fact rows (by fact rowid) a trace names, and the
     row ids of the node ids `ids` (the results)."""
-    from .store import Store
+    from ..store import Store
 
     rowids = set(stage3.get("visited", [])) | {n for p in stage3.get("paths", {}).values() for n in p}
     facts = {w["fact"] for w in stage3.get("seed_why", {}).values() if "fact" in w}

@@ -15,8 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .core import chat_to_api
-from .errors import (AccessDenied, ConfigError, DeadlineExceeded, DgragError, IndexFileError, IndexNotReady,
+from ..core import chat_to_api
+from ..errors import (AccessDenied, ConfigError, DeadlineExceeded, DgragError, IndexFileError, IndexNotReady,
                      RequestTooLarge)
 from .service import Service
 
@@ -230,7 +230,7 @@ def build_api(service: Service):
 
     @app.get("/images/{sha}")
     def image(sha: str):
-        from .store import Store
+        from ..store import Store
 
         if not sha.isalnum() or len(sha) != 64:
             return JSONResponse({"error": "bad image id"}, status_code=400)
