@@ -222,12 +222,12 @@ def main(argv: list[str] | None = None) -> int:
         current = OUT.read_text(encoding="utf-8") if OUT.exists() else ""
         if current != text:
             sys.stderr.writelines(difflib.unified_diff(current.splitlines(True), text.splitlines(True),
-                                                       str(OUT.relative_to(ROOT)), "generated"))
-            print("docs/configuration.md is out of date: run python scripts/config_doc.py", file=sys.stderr)
+                                                       str(OUT), "generated"))
+            print(f"{OUT} is out of date: run python scripts/config_doc.py", file=sys.stderr)
             return 1
         return 0
     OUT.write_text(text, encoding="utf-8")
-    print(f"wrote {OUT.relative_to(ROOT)}")
+    print(f"wrote {OUT}")
     return 0
 
 
