@@ -7,7 +7,8 @@ its environment variable, type, default and description.
 Names, types and defaults come from the dataclasses themselves (`Settings`, `RetrievalConfig`), so
 they cannot drift from the code; bounds come from config.py's own limits. Descriptions are
 config.py's comments, as its readers see them: the comment lines directly above a field and the
-comment at the end of its line. A comment line starting `## ` opens a section of the page.
+comment at the end of its line (or a field's `metadata={"doc": ...}`). A comment line starting
+`## ` opens a section of the page; a new field joins the section it is written in.
 """
 from __future__ import annotations
 
@@ -78,7 +79,8 @@ def _fields_in_source(source: str, class_name: str) -> list[tuple[str, str, str,
             else:  # a blank line ends a comment's hold on the field below it
                 above = []
         trailing = [comments[n] for n in range(node.lineno, node.end_lineno + 1) if n in comments]
-        literal = isinstance(node.value, ast.Constant) or node.value is None
+        literal = node.value is None or isinstance(node.value, ast.Constant) or (  # field(...) shows its value
+            isinstance(node.value, ast.Call) and getattr(node.value.func, "id", "") == "field")
         default_source = "" if literal else ast.get_source_segment(source, node.value) or ""
         out.append((node.target.id, section, " ".join(above + trailing).strip(), default_source))
         previous_end = node.end_lineno
@@ -120,6 +122,7 @@ def rows(cls: type, prefix: str, source: str | None = None) -> list[Row]:
         if f.name == "retrieval":  # the nested RetrievalConfig: its own table
             continue
         section, description, default_source = found[f.name]
+        description = " ".join(filter(None, [f.metadata.get("doc", ""), description]))  # field(metadata={"doc": ...})
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
         out.append(Row(f.name, section, (prefix + f.name.upper(),) + ALSO_READ.get(f.name, ()), str(f.type),
                        default, default_source, description,
