@@ -278,27 +278,46 @@ def _placed(argv: list[str], places: dict[str, str]) -> list[str]:
     return out
 
 
-def test_every_readme_command_runs(readme_places, tmp_path):
+def _check(command: list[str], places: dict[str, str], base: dict[str, str], demo_db: Path) -> None:
+    """Run one README command as a reader would, with the placeholders filled in."""
+    env, argv = _split_env(_placed(command, places))
+    env = {**base, **env}
+    shown = shlex.join(command)
+    if command == ["bash", "scripts/test.sh"]:  # the suite itself: CI runs it
+        assert _ci_runs(command), f"{shown}: .ci/run does not run it"
+    elif command[:2] == ["bash", "scripts/start.sh"]:  # installs into .venv, then serves the demo
+        # the demo's own first build takes half an hour (check_install.sh runs it): here it serves an indexed copy
+        _serves(argv, {**env, "DGRAG_DB_PATH": str(demo_db)})
+    elif argv[0].endswith("/dgrag") and argv[1:2] == ["serve"]:
+        _serves(argv, env)
+    elif argv[0].endswith("/dgrag"):
+        proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+        assert proc.returncode == 0, f"{shown}: exit {proc.returncode}\n{proc.stderr[-3000:]}"
+        if argv[1:2] == ["query"]:
+            assert "ArkUI-X" in proc.stdout, f"{shown}: {proc.stdout[-2000:]}"
+    else:
+        pytest.fail(f"the README's command {shown} is run by no test: add a check for it here")
+
+
+def _clean_env() -> dict[str, str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith("DGRAG_")}
     base.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", GRADIO_ANALYTICS_ENABLED="False",
                 PATH=f"{Path(sys.executable).parent}{os.pathsep}{base.get('PATH', '')}")
+    return base
+
+
+def test_a_command_no_test_runs_fails_and_ci_is_read_for_what_it_runs(tmp_path):
+    with pytest.raises(pytest.fail.Exception, match="run by no test"):
+        _check(["curl", "-s", "localhost:7860/health"], {}, _clean_env(), tmp_path / "none.db")
+    assert _ci_runs(["bash", "scripts/test.sh"]) and not _ci_runs(["bash", "scripts/start.sh"])
+    with pytest.raises(AssertionError, match="exit 2"):
+        _check([".venv/bin/dgrag", "index", "--no-such-flag"], {".venv/bin/": str(Path(sys.executable).parent) + "/"},
+               _clean_env(), tmp_path / "none.db")
+
+
+def test_every_readme_command_runs(readme_places, tmp_path):
     commands = readme_commands(README.read_text(encoding="utf-8"))
     assert len(commands) >= 8
-    for command in commands:
-        env, argv = _split_env(_placed(command, readme_places))
-        env = {**base, **env}
-        shown = shlex.join(command)
-        if command == ["bash", "scripts/test.sh"]:  # the suite itself: CI runs it
-            assert _ci_runs(command), f"{shown}: .ci/run does not run it"
-        elif command[:2] == ["bash", "scripts/start.sh"]:  # installs into .venv, then serves the demo
-            # the demo's own first build takes half an hour: here it serves an indexed copy
-            _serves(argv, {**env, "DGRAG_DB_PATH": str(tmp_path / "demo.db")})
-        elif argv[0].endswith("/dgrag") and argv[1] == "serve":
-            _serves(argv, env)
-        elif argv[0].endswith("/dgrag"):
-            proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
-            assert proc.returncode == 0, f"{shown}: exit {proc.returncode}\n{proc.stderr[-3000:]}"
-            if argv[1] == "query":
-                assert "ArkUI-X" in proc.stdout, f"{shown}: {proc.stdout[-2000:]}"
-        else:
-            pytest.fail(f"the README's command {shown} is run by no test: add a check for it here")
+    base = _clean_env()
+    for command in commands:  # in the README's order: the index is built before it is queried
+        _check(command, readme_places, base, tmp_path / "demo.db")
