@@ -107,17 +107,24 @@ class ChatSession:
         return True
 
     def ask(self, question: str) -> str | None:
-        """Answer one question, streaming it; the turn joins the history unless cancelled."""
-        events = self.answerer.chat(question, list(self.history), self.overrides)
+        """Answer one question, streaming it; the turn joins the history unless cancelled.
+        The answer is written in a thread of its own (`Running`): this thread only waits for
+        its events, so Ctrl-C cancels it at once, whatever the model is doing."""
+        from ..answer.running import Running
+
+        history = list(self.history)
         turn = {"asked": question, "results": [], "parts": [], "answer": None, "meta": {}}
+        running = None
         try:
-            for ev in events:
+            running = Running(lambda cancel: self.answerer.chat(question, history, self.overrides, cancel=cancel))
+            for ev in running:
                 self._on_event(ev, turn)
         except KeyboardInterrupt:
             self._write("\n[cancelled]\n")
             return None
         finally:
-            events.close()
+            if running is not None:
+                running.cancel()  # a no-op once the answer ended; else it stops it
         answer = "".join(turn["parts"]) if turn["answer"] is None else turn["answer"]
         # the agent's answer ends with its cited references as links already; else list the sources
         sources = [] if turn["meta"].get("references") else source_lines(turn["results"], answer)
