@@ -88,9 +88,20 @@ class Chat:
     def type(self, text: str) -> None:
         os.write(self.fd, text.encode())
 
-    def close(self) -> None:
-        os.kill(self.pid, signal.SIGKILL)
-        os.waitpid(self.pid, 0)
+    def close(self, timeout: float = 30) -> None:
+        """Wait for the chat to exit (killed after `timeout` s)."""
+        deadline = time.monotonic() + timeout
+        exited = False
+        while not exited and time.monotonic() < deadline:
+            if select.select([self.fd], [], [], 0.05)[0]:
+                try:
+                    os.read(self.fd, 65536)  # keep the terminal drained
+                except OSError:
+                    pass
+            exited = bool(os.waitpid(self.pid, os.WNOHANG)[0])
+        if not exited:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
         os.close(self.fd)
 
 
@@ -149,7 +160,11 @@ def run(rounds: int) -> dict:
                     if b"[cancelled]" not in out:
                         raise RuntimeError(f"{point}: no [cancelled] in {out!r}")
         finally:
-            server.release()
+            server.release()  # the cancelled answers' requests end; their workers drop them and exit
+            deadline = time.monotonic() + 60
+            while server.held and time.monotonic() < deadline:
+                time.sleep(0.05)
+            chat.type("/exit\n")
             chat.close()
             server.stop()
     rows = {p: {"n": len(v), "p50_ms": round(statistics.median(v) * 1000, 1), "max_ms": round(max(v) * 1000, 1)}
