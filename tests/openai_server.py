@@ -112,6 +112,12 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         pass
 
+    def handle(self) -> None:
+        try:
+            super().handle()
+        except (ConnectionResetError, BrokenPipeError):  # the client left between two requests (a cancel)
+            self.close_connection = True
+
     def setup(self) -> None:
         super().setup()
         self.server.fake._track(self.connection, True)

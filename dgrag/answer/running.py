@@ -1,12 +1,12 @@
 """An answer written in a thread of its own, so that whoever shows it can stop it at once.
 
 `dgrag chat` (Ctrl-C) and the app's chat (Stop) read the answer's events through `Running`.
-The events come from a worker thread; the reader only ever waits on a queue, in short waits:
+The events come from a worker thread; the reader only ever waits on a queue, in short waits,
+and never runs a model call itself:
 
-* Ctrl-C: Python runs its signal handler in the main thread between bytecodes. A main thread
-  blocked in a socket read for a silent model may not get to run it until the model answers
-  (the signal can land on another thread, and then nothing wakes the read); a main thread
-  that waits on a queue 20 times a second does, whatever the worker is doing.
+* Ctrl-C: Python raises KeyboardInterrupt in the main thread, between two bytecodes; the main
+  thread here is in a 50 ms wait, so it raises at once, whatever the answer is doing (a read
+  from a silent model, a retry's back-off, a search).
 * Stop: Gradio closes the handler's generator only between two of its values; `events(idle_s=)`
   yields None while the model is silent, so the handler can yield and be closed.
 
