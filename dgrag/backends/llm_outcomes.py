@@ -153,7 +153,6 @@ def stream_deltas(stream: Any, calls: dict[int, dict[str, str]], ends: dict[str,
             pass
 
 
-
 def _add_tool_fragment(calls: dict[int, dict[str, str]], tc: Any) -> None:
     acc = calls.setdefault(tc.index if tc.index is not None else len(calls), {"id": "", "name": "", "arguments": ""})
     if tc.id:
