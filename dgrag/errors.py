@@ -55,3 +55,14 @@ class DeadlineExceeded(DgragError):
 
 class IndexNotReady(DgragError):
     """The index is being built and has no page ready yet (the first start's first batch)."""
+
+
+class Cancelled(DgragError):
+    """The caller cancelled the work (Ctrl-C in `dgrag chat`, Stop in the app) before it ended.
+    Not an LLMError: a cancelled call is not retried, nor answered from the offline path."""
+
+    @staticmethod
+    def check(cancel) -> None:
+        """Raise when `cancel` (a threading.Event, or None for "cannot be cancelled") is set."""
+        if cancel is not None and cancel.is_set():
+            raise Cancelled("cancelled")

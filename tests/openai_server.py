@@ -25,6 +25,13 @@ probability ``fault_rate`` among ``fault_kinds`` using an RNG seeded with ``seed
 * ``"truncated"`` -- the content cut in half, ``finish_reason: "length"``;
 * ``"cut"``       -- streaming only: one content chunk, then the connection is dropped
                      (non-streaming: the connection is dropped before any answer).
+* ``"hold"``      -- a silent model: nothing at all (not even the status line) until
+                     ``server.release()`` (or the server stops), then the answer as usual;
+* ``"hold_stream"`` -- streaming: the headers and the first content chunk, then nothing until
+                     ``server.release()``, then the rest (non-streaming: as ``"hold"``).
+
+Held requests are counted: ``server.held`` (now), ``server.wait_held(n)`` (until n are held),
+so a test knows the client is waiting on a silent model without guessing a time.
 
 Use as a context manager, or ``start()`` / ``stop()``; ``start_server(**kw)`` returns a
 started server. ``server.url`` is ``http://127.0.0.1:PORT``; ``server.base_url`` adds ``/v1``.
@@ -47,7 +54,7 @@ from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterable
 
-FAULT_KINDS = ("429", "500", "hang", "garbage", "truncated", "cut")
+FAULT_KINDS = ("429", "500", "hang", "garbage", "truncated", "cut", "hold", "hold_stream")
 
 Responder = Callable[[dict], "str | dict"]
 
@@ -100,9 +107,16 @@ class _Handler(BaseHTTPRequestHandler):
     server: _HTTPServer
     disable_nagle_algorithm = True  # no 40 ms delayed-ACK stalls between header and body writes
     wbufsize = 64 * 1024  # headers + body leave in one write (flushed explicitly)
+    _streaming = False  # this request asked for a stream (set per chat request)
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         pass
+
+    def handle(self) -> None:
+        try:
+            super().handle()
+        except (ConnectionResetError, BrokenPipeError):  # the client left between two requests (a cancel)
+            self.close_connection = True
 
     def setup(self) -> None:
         super().setup()
@@ -189,6 +203,10 @@ class _Handler(BaseHTTPRequestHandler):
                 self._drop()
                 return True
             return False  # hung, then answer normally (the client has long given up)
+        if fault == "hold" or (fault == "hold_stream" and not self._streaming):
+            if not fake._hold():
+                self._drop()
+                return True
         return False
 
     # -- chat -------------------------------------------------------------------------------
@@ -204,6 +222,7 @@ class _Handler(BaseHTTPRequestHandler):
         fake._record("POST", path, request, dict(self.headers), fault)
         if fake.latency_s > 0:
             fake._stop.wait(fake.latency_s)
+        self._streaming = bool(request.get("stream"))
         if self._http_fault(fake, fault):
             return
         if answer is None:
@@ -233,7 +252,8 @@ class _Handler(BaseHTTPRequestHandler):
         model = request.get("model") or "test-model"
         if request.get("stream"):
             self._chat_stream(fake, model, content, tool_calls, finish, cut=(fault == "cut"),
-                              include_usage=bool((request.get("stream_options") or {}).get("include_usage")))
+                              include_usage=bool((request.get("stream_options") or {}).get("include_usage")),
+                              hold=(fault == "hold_stream"))
             return
         if fault == "cut":
             self._drop()
@@ -268,7 +288,7 @@ class _Handler(BaseHTTPRequestHandler):
         }
 
     def _chat_stream(self, fake: "OpenAIServer", model: str, content: str | None, tool_calls: list[dict],
-                     finish: str, *, cut: bool, include_usage: bool) -> None:
+                     finish: str, *, cut: bool, include_usage: bool, hold: bool = False) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
@@ -293,6 +313,9 @@ class _Handler(BaseHTTPRequestHandler):
         for n, piece in enumerate(pieces):
             chunk({"content": piece})
             if cut and n == 0:
+                self._drop()
+                return
+            if hold and n == 0 and not fake._hold():
                 self._drop()
                 return
             if fake.stream_delay_s > 0:
@@ -389,6 +412,9 @@ class OpenAIServer:
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._conns: set[Any] = set()
+        self._released = threading.Event()
+        self._held = 0
+        self._held_changed = threading.Condition(self._lock)
         for kind in list(self.faults_list) + list(self.fault_kinds):
             _check_fault(kind)
 
@@ -409,7 +435,8 @@ class OpenAIServer:
         httpd, self._httpd = self._httpd, None
         if httpd is None:
             return
-        self._stop.set()  # wakes hanging / slow handlers
+        self._stop.set()  # wakes hanging / slow / held handlers
+        self._released.set()
         httpd.shutdown()
         httpd.server_close()
         with self._lock:
@@ -451,6 +478,36 @@ class OpenAIServer:
                 self._conns.add(conn)
             else:
                 self._conns.discard(conn)
+
+    # -- holding ------------------------------------------------------------------------------
+    def _hold(self) -> bool:
+        """Wait (a held request) until release() or stop(); False when the server stopped."""
+        with self._lock:
+            self._held += 1
+            self._held_changed.notify_all()
+        try:
+            self._released.wait()
+        finally:
+            with self._lock:
+                self._held -= 1
+                self._held_changed.notify_all()
+        return not self._stop.is_set()
+
+    @property
+    def held(self) -> int:
+        """Requests held now ("hold", "hold_stream")."""
+        with self._lock:
+            return self._held
+
+    def wait_held(self, n: int = 1, timeout: float = 120.0) -> None:
+        """Until at least n requests are held (AssertionError after `timeout` s)."""
+        with self._held_changed:
+            if not self._held_changed.wait_for(lambda: self._held >= n, timeout):
+                raise AssertionError(f"{n} held request(s) expected within {timeout} s; {self._held} held")
+
+    def release(self) -> None:
+        """Let every held request (and any later one) go on."""
+        self._released.set()
 
     # -- faults -------------------------------------------------------------------------------
     def add_faults(self, *kinds: str | None) -> None:

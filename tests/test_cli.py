@@ -2,7 +2,8 @@
 its DGRAG_* variable, flags falling back to those variables, one-line errors with exit 2 (as
 separate processes, so a traceback would show), and `dgrag chat` driven from a pipe and from a
 pseudo-terminal: two questions, the second a follow-up rewritten with the history by a loopback
-chat model, and Ctrl-C cancelling an answer without leaving the chat."""
+chat model, and Ctrl-C cancelling an answer at each point of it (the model silent, streaming, in a
+tool round, the client in a retry's back-off) without leaving the chat."""
 from __future__ import annotations
 
 import argparse
@@ -203,6 +204,13 @@ FOLLOW_UP = "And how do I run it?"
 REWRITTEN = "How do I run an application created with ACE Tools?"
 
 
+CANCELLED_AT = {  # a question -> what the chat model does with it: each point where Ctrl-C comes
+    "silent question": {"content": "never shown", "fault": "hold"},  # not a byte until released
+    "streaming question": {"content": "The first words, then never shown", "fault": "hold_stream"},
+    "back-off question": {"http_status": 429, "headers": {"Retry-After": "600"}},  # a retry in 30 s
+}
+
+
 def _chat_model(request: dict):
     messages = request["messages"]
     last = str(messages[-1].get("content"))
@@ -213,19 +221,24 @@ def _chat_model(request: dict):
         if any(m.get("role") == "tool" for m in messages):
             return "I have what I need."
         question = last.removeprefix("Question: ").strip()
-        return {"tool_calls": [{"name": "retrieve", "arguments": {"query": question}}]}
-    if "slow question" in json.dumps(messages):
-        return {"fault": "hang"}
-    return "Run `ace run` in the project folder [1]."
+        call = {"tool_calls": [{"name": "retrieve", "arguments": {"query": question}}]}
+        return {**call, "fault": "hold"} if question == "tool round question" else call
+    asked = last.rsplit("Question: ", 1)[-1].strip()
+    return CANCELLED_AT.get(asked, "Run `ace run` in the project folder [1].")
 
 
 class Terminal:
-    """`python -m dgrag ARGS` on a pseudo-terminal: what it writes, what is typed at it."""
+    """`python -m dgrag ARGS` on a pseudo-terminal: what it writes, what is typed at it.
+    `sigint`: the SIGINT disposition the child starts with (exec keeps an ignored signal
+    ignored). None: this process's, which depends on how the tests were started -- a
+    background job of a non-interactive shell ignores SIGINT, an interactive shell does not."""
 
-    def __init__(self, args: list[str], env: dict):
+    def __init__(self, args: list[str], env: dict, sigint=None):
         self.pid, self.fd = pty.fork()
         if self.pid == 0:  # the child: nothing but exec
             try:
+                if sigint is not None:
+                    signal.signal(signal.SIGINT, sigint)
                 os.chdir(ROOT)
                 os.execve(sys.executable, [sys.executable, "-m", "dgrag", *args], env)
             finally:
@@ -257,7 +270,7 @@ class Terminal:
         while time.monotonic() < deadline:
             select.select([self.fd], [], [], 0.2)
             try:
-                os.read(self.fd, 65536)  # keep the terminal drained
+                self.seen += os.read(self.fd, 65536)  # keep the terminal drained, and what it showed
             except OSError:
                 pass
             pid, status = os.waitpid(self.pid, os.WNOHANG)
@@ -273,19 +286,31 @@ class Terminal:
         os.close(self.fd)
 
 
-def _wait_for_request(server, needle: str, timeout: float = 60) -> None:
+def _wait_for_request(server, needle: str, timeout: float = 120) -> None:
+    """Until the chat model has been asked for the answer to `needle` (its streamed request)."""
     deadline = time.monotonic() + timeout
     while not any(needle in json.dumps(r["json"]) and r["json"].get("stream") for r in server.chat_requests()):
         assert time.monotonic() < deadline, f"the chat model never got {needle!r}"
-        time.sleep(0.1)
+        time.sleep(0.05)
+
+
+def _ctrl_c_cancels(term: Terminal, server, held: int) -> None:
+    """Ctrl-C now: `[cancelled]` and the prompt, while the model still holds `held` requests
+    (each hold lasts until the test releases it, so only a real hang fails this)."""
+    term.type("\x03")
+    cancelled = term.expect("dgrag> ", timeout=120)
+    assert "[cancelled]" in cancelled and "Traceback" not in cancelled and "never shown" not in cancelled, cancelled
+    assert "LLM error" not in cancelled and server.held == held
 
 
 def test_chat_in_a_terminal_rewrites_the_follow_up_and_ctrl_c_cancels_an_answer(fixture_index,
                                                                                  openai_server_factory):
-    server = openai_server_factory(_chat_model, hang_s=60)
-    env = _clean_env(DGRAG_LLM_BASE_URL=server.url + "/v1", DGRAG_LLM_MODEL="chat", DGRAG_LLM_TIMEOUT_S="90",
-                     DGRAG_LLM_MAX_RETRIES="0", DGRAG_LLM_BACKOFF_S="0.01", TERM="dumb")
-    term = Terminal(["chat", "--db", str(fixture_index[0].db_path), "--config", SMALL], env)
+    server = openai_server_factory(_chat_model, stream_chunk_chars=15)
+    env = _clean_env(DGRAG_LLM_BASE_URL=server.url + "/v1", DGRAG_LLM_MODEL="chat", DGRAG_LLM_TIMEOUT_S="600",
+                     DGRAG_LLM_MAX_RETRIES="1", DGRAG_LLM_BACKOFF_S="0.01", TERM="dumb")
+    # started with SIGINT ignored, as from `bash scripts/test.sh &` or a CI runner: before, Ctrl-C
+    # then did nothing, and this test failed or passed with the way the suite was started
+    term = Terminal(["chat", "--db", str(fixture_index[0].db_path), "--config", SMALL], env, sigint=signal.SIG_IGN)
     try:
         assert "answers by chat" in term.expect("dgrag> ", timeout=240)
         term.type(FIRST + "\n")
@@ -300,19 +325,33 @@ def test_chat_in_a_terminal_rewrites_the_follow_up_and_ctrl_c_cancels_an_answer(
         assert len(rewrites) == 1 and FIRST in rewrites[0] and FOLLOW_UP in rewrites[0]  # the history was sent
         assert any(REWRITTEN in json.dumps(r["json"]) for r in server.chat_requests() if r["json"].get("tools"))
 
-        term.type("slow question\n")  # the chat model never answers this one
-        _wait_for_request(server, "slow question")
-        term.type("\x03")  # Ctrl-C
-        cancelled = term.expect("dgrag> ", timeout=60)
-        assert "[cancelled]" in cancelled and "Traceback" not in cancelled
+        # Ctrl-C at each point of an answer; every hold lasts until the end of the test
+        term.type("silent question\n")  # the model has the request and says nothing
+        server.wait_held(1)
+        _ctrl_c_cancels(term, server, held=1)
+        term.type("streaming question\n")  # the first words are out, the rest held
+        term.expect("The first words")
+        _ctrl_c_cancels(term, server, held=2)
+        term.type("tool round question\n")  # the model decides what to search, silently
+        server.wait_held(3)
+        _ctrl_c_cancels(term, server, held=3)
+        term.type("back-off question\n")  # a 429: the client waits 30 s to retry
+        _wait_for_request(server, "back-off question")
+        _ctrl_c_cancels(term, server, held=3)
+        term.type("half a line\x03")  # at the prompt, Ctrl-C clears the line
+        assert "^C" in term.expect("dgrag> ")
 
         term.type("And on Android?\n")  # the cancelled turn is not in the history
         term.expect("dgrag> ")
         last_rewrite = [str(r["json"]["messages"][-1]["content"]) for r in server.chat_requests()
                         if "Follow-up question:" in str(r["json"]["messages"][-1]["content"])][-1]
-        assert "And on Android?" in last_rewrite and "slow question" not in last_rewrite and FIRST in last_rewrite
+        assert "And on Android?" in last_rewrite and FIRST in last_rewrite
+        assert not any(q in last_rewrite for q in (*CANCELLED_AT, "tool round question"))
 
+        server.release()  # the cancelled answers' requests end now: nothing of them is shown
         term.type("/exit\n")
         assert term.exit_code() == 0
+        assert all(text not in term.seen.decode(errors="replace")
+                   for text in ("never shown", "Traceback", "LLM error", "dgrag: error"))
     finally:
         term.close()

@@ -4,13 +4,14 @@ references, with the final context's images attached when the chat model can see
 citations checked as they stream."""
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Iterator
 
 from ..config import Settings
 from ..core import RetrievalResult
-from ..errors import DeadlineExceeded, DgragError, LLMError, QueryRejected
+from ..errors import Cancelled, DeadlineExceeded, DgragError, LLMError, QueryRejected
 from ..prompts import render
 from .book import ContextBook
 from .citations import CitationFilter
@@ -36,6 +37,7 @@ class Run:
     notes: list[str] = field(default_factory=list)
     images: dict = field(default_factory=lambda: {"sent": 0, "skipped": [], "refused": None})
     mode: str = ""
+    cancel: threading.Event | None = None  # set: the next step raises Cancelled (Ctrl-C, Stop)
 
 
 class Answerer:
@@ -58,12 +60,14 @@ class Answerer:
         return "".join(e["text"] for e in self._final(run, question, []) if e["type"] == "text")
 
     def chat(self, question: str, history: list[dict] | None = None, retrieval_config: dict | None = None,
-             use_rag: bool = True) -> Iterator[dict]:
-        """Events: rewrite?, (retrieval, round)* per search, text*, done (see dgrag.answer)."""
+             use_rag: bool = True, cancel: threading.Event | None = None) -> Iterator[dict]:
+        """Events: rewrite?, (retrieval, round)* per search, text*, done (see dgrag.answer).
+        `cancel`: once set, the answer raises `Cancelled` at its next step, a model call
+        included (see `LLM.complete`); `answer.running.Running` sets it for Ctrl-C and Stop."""
         history = history or []
         query = question
         if self.llm is not None and history:
-            query = self._rewrite(question, history)
+            query = self._rewrite(question, history, cancel)
             if query != question:
                 yield {"type": "rewrite", "query": query}
         if self.llm is None:
@@ -74,6 +78,7 @@ class Answerer:
             yield from self._offline(query, results)
             return
         run = self._new_run()
+        run.cancel = cancel
         if use_rag:
             yield from self._search(run, query, history, retrieval_config)
         yield from self._final(run, query, history, with_context=use_rag)
@@ -91,11 +96,11 @@ class Answerer:
         yield {"type": "done", "answer": text, "meta": {"llm": False, "rounds": len(results)}}
 
     # ---- rewriting a follow-up -------------------------------------------------------------------
-    def _rewrite(self, question: str, history: list[dict]) -> str:
+    def _rewrite(self, question: str, history: list[dict], cancel: threading.Event | None = None) -> str:
         turns = "\n".join(f"{m['role']}: {str(m.get('content', ''))[:500]}" for m in history[-6:])
         prompt = render("rewrite", language_of(question), history=turns, question=question)
         try:
-            out = self.llm.complete([{"role": "user", "content": prompt}], max_tokens=200).strip()
+            out = self.llm.complete([{"role": "user", "content": prompt}], max_tokens=200, cancel=cancel).strip()
         except LLMError:
             return question  # a failed rewrite must not block the answer
         return out.splitlines()[0].strip().strip('"') if out else question
@@ -103,7 +108,7 @@ class Answerer:
     # ---- the search rounds -------------------------------------------------------------------------
     def _search(self, run: Run, query: str, history: list[dict], config: dict | None) -> Iterator[dict]:
         planner = Planner(self.llm, language_of(query), max(1, self.settings.chat_max_rounds),
-                          (self.settings.chat_tool_mode or "auto").strip().lower(), history)
+                          (self.settings.chat_tool_mode or "auto").strip().lower(), history, run.cancel)
         for n in range(1, planner.max_rounds + 1):
             t0 = time.perf_counter()
             decision = planner.decide(query, run.rounds, run.book)
@@ -127,6 +132,7 @@ class Answerer:
 
     def _one_search(self, run: Run, n: int, q: str, config: dict | None, decide_s: float,
                     mode: str) -> Iterator[dict]:
+        Cancelled.check(run.cancel)
         t0 = time.perf_counter()
         try:
             result = self.retriever.search(q, config)
@@ -193,13 +199,15 @@ class Answerer:
         yielded = False
         try:
             run.prompt_tokens += message_tokens(messages)
-            for ev in self.llm.stream(messages):
+            for ev in self.llm.stream(messages, cancel=run.cancel):
                 if ev["type"] == "text":
                     run.completion_tokens += estimate_tokens(ev["text"])
                     yielded = True
                     out = cite.feed(ev["text"])
                     if out:
                         yield out
+        except Cancelled:
+            raise  # not an error to show: the caller asked for it
         except LLMError as exc:
             if parts and not yielded:
                 run.images.update(refused=str(exc), sent=0)

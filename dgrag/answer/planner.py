@@ -9,6 +9,7 @@ switches to JSON replies for the rest of the conversation when the endpoint refu
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import dataclass, field
 
 from ..errors import ConfigError, LLMError
@@ -63,6 +64,7 @@ class Planner:
     max_rounds: int
     mode: str = "auto"
     history: list[dict] = field(default_factory=list)
+    cancel: threading.Event | None = None  # passed to every model call (Cancelled is no LLMError)
 
     def __post_init__(self):
         if self.mode not in MODES:
@@ -95,7 +97,7 @@ class Planner:
                  "function": {"name": "retrieve", "arguments": json.dumps({"query": c.query}, ensure_ascii=False)}}
                 for c in r.calls]})
             messages += [{"role": "tool", "tool_call_id": c.id, "content": call_results(book, c)} for c in r.calls]
-        reply = self.llm.chat_with_tools(messages, [RETRIEVE_TOOL])
+        reply = self.llm.chat_with_tools(messages, [RETRIEVE_TOOL], cancel=self.cancel)
         queries: list[tuple[str | None, str]] = []
         for call in reply.get("tool_calls") or []:
             q = _query_of(call)
@@ -115,7 +117,7 @@ class Planner:
             searches = [f"Search {i}: \"{c.query}\"\n\n{call_results(book, c)}"
                         for i, c in enumerate((c for r in rounds for c in r.calls), 1)]
             messages[-1]["content"] += "\n\nSearches so far:\n\n" + "\n\n".join(searches)
-        reply = self.llm.complete(messages, json_mode=True, max_tokens=300)
+        reply = self.llm.complete(messages, json_mode=True, max_tokens=300, cancel=self.cancel)
         return Decision([(None, q) for q in queries_from_json(reply)], "json", None,
                         prompt_tokens=message_tokens(messages), completion_tokens=estimate_tokens(reply))
 

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
-from ..errors import ConfigError, LLMError
+from ..errors import Cancelled, ConfigError, LLMError
 from .llm_outcomes import Failure, classify, final_error, read_response, stream_deltas
 from .llm_wire import (  # noqa: F401 - re-exported: callers import them from here
     LLMCache, MemoryCache, _FENCE_RE, _MISSING, _THINK_RE, _TRAILING_COMMA_RE, _canonical, _extract_outermost, _host, _json_default, _norm_messages, _norm_tools, _parse_retry_after, _try_loads, cache_key, image_part, parse_json,
@@ -216,16 +216,19 @@ class LLM:
         json_mode: bool = False,
         max_tokens: int | None = None,
         model: str | None = None,
+        cancel: threading.Event | None = None,
     ) -> str:
         """The assistant's text. Cached; retried; falls back; raises LLMError on final failure.
 
         With json_mode the request asks for a JSON object and an answer that `parse_json`
         cannot read (or that was cut at max_tokens) counts as a retryable failure.
+        `cancel` (every call takes one): once set, the call raises `Cancelled` at its next
+        step -- before a request, in a back-off, when a reply or a streamed piece arrives.
         """
         self._require()
         msgs = _norm_messages(messages)
         params = self._params(max_tokens, JSON_RESPONSE_FORMAT if json_mode else None, None, None)
-        return self._call(msgs, params, model, "json" if json_mode else "text")
+        return self._call(msgs, params, model, "json" if json_mode else "text", cancel)
 
     def complete_json(self, messages: Sequence[Mapping[str, Any]] | str, **kw: Any) -> Any:
         """`complete(json_mode=True)` parsed with `parse_json`; LLMError("invalid JSON: ...")
@@ -245,6 +248,7 @@ class LLM:
         model: str | None = None,
         max_tokens: int | None = None,
         tool_choice: str | Mapping[str, Any] | None = None,
+        cancel: threading.Event | None = None,
     ) -> dict[str, Any]:
         """One non-streaming turn with tools: {"content": str | None, "tool_calls": [{"id",
         "name", "arguments" (a JSON string)}]}. Cached, retried, falls back like `complete`."""
@@ -254,7 +258,7 @@ class LLM:
         if not norm_tools:
             raise ValueError("chat_with_tools needs at least one tool")
         params = self._params(max_tokens, None, norm_tools, tool_choice)
-        return json.loads(self._call(msgs, params, model, "tools"))
+        return json.loads(self._call(msgs, params, model, "tools", cancel))
 
     def stream(
         self,
@@ -263,6 +267,7 @@ class LLM:
         model: str | None = None,
         tools: Iterable[Mapping[str, Any]] | None = None,
         max_tokens: int | None = None,
+        cancel: threading.Event | None = None,
     ) -> Iterator[dict[str, Any]]:
         """Streaming chat: yields {"type": "text", "text": delta} and, once the stream ended,
         {"type": "tool_call", "id", "name", "arguments"} per tool call. Not cached. Retried
@@ -271,7 +276,7 @@ class LLM:
         self._require()
         msgs = _norm_messages(messages)
         params = self._params(max_tokens, None, _norm_tools(tools), None)
-        return self._stream(msgs, params, model)
+        return self._stream(msgs, params, model, cancel)
 
     @staticmethod
     def assistant_message(result: Mapping[str, Any]) -> dict[str, Any]:
@@ -331,6 +336,16 @@ class LLM:
         return random.uniform(0.0, min(self.max_backoff_s, self.backoff_s * (2 ** attempt)))
 
     @staticmethod
+    def _pause(delay: float, cancel: threading.Event | None) -> None:
+        """The back-off before a retry; a cancel ends it at once."""
+        if delay > 0:
+            if cancel is None:
+                time.sleep(delay)
+            else:
+                cancel.wait(delay)
+        Cancelled.check(cancel)
+
+    @staticmethod
     def _valid(value: str, mode: str) -> bool:
         if mode == "json":
             try:
@@ -344,7 +359,9 @@ class LLM:
                 return False
         return True
 
-    def _call(self, messages: list[dict], params: dict, model: str | None, mode: str) -> str:
+    def _call(self, messages: list[dict], params: dict, model: str | None, mode: str,
+              cancel: threading.Event | None = None) -> str:
+        Cancelled.check(cancel)
         plan = self._plan(model)
         key_params = {k: v for k, v in params.items() if v is not None}
         keys = [cache_key(m, messages, key_params) for _, m in plan]
@@ -362,7 +379,7 @@ class LLM:
         for (ep, m), key in zip(plan, keys):
             if ep.label == "fallback":
                 log.warning("LLM primary failed; trying the fallback %s", ep.where(m))
-            value, attempts, failure = self._attempts(ep, m, messages, params, mode)
+            value, attempts, failure = self._attempts(ep, m, messages, params, mode, cancel)
             if value is not None:
                 if ep.label == "fallback":
                     self._inc("fallbacks")
@@ -377,22 +394,24 @@ class LLM:
         self._inc("failures")
         raise final_error(history, mode, self.mask)
 
-    def _attempts(self, ep: _Endpoint, model: str, messages: list[dict], params: dict,
-                  mode: str) -> tuple[str | None, int, Failure | None]:
+    def _attempts(self, ep: _Endpoint, model: str, messages: list[dict], params: dict, mode: str,
+                  cancel: threading.Event | None = None) -> tuple[str | None, int, Failure | None]:
         failure: Failure | None = None
         total = self.max_retries + 1
         attempt = 0
         extra = 0  # one free retry when the server rejects response_format
         while attempt < total + extra:
             if attempt and failure is not None:
-                delay = self._delay(max(0, attempt - 1 - extra), failure.retry_after)
-                if delay > 0:
-                    time.sleep(delay)
+                self._pause(self._delay(max(0, attempt - 1 - extra), failure.retry_after), cancel)
+            Cancelled.check(cancel)
             attempt += 1
             self._inc("calls")
             sent_format = bool(params.get("response_format")) and ep.json_format_ok
             try:
                 resp = ep.client().chat.completions.create(**self._request_kwargs(ep, model, messages, params))
+                Cancelled.check(cancel)  # a reply that comes after the cancel is not used
+            except Cancelled:
+                raise
             except Exception as exc:  # classified below; never escapes as a raw openai error
                 failure = classify(exc, self.mask, self.timeout_s)
                 if (failure.kind == "client" and sent_format and not extra
@@ -413,7 +432,8 @@ class LLM:
                 break
         return None, attempt, failure
 
-    def _stream(self, messages: list[dict], params: dict, model: str | None) -> Iterator[dict[str, Any]]:
+    def _stream(self, messages: list[dict], params: dict, model: str | None,
+                cancel: threading.Event | None = None) -> Iterator[dict[str, Any]]:
         history: list[tuple[str, int, Failure]] = []
         total = self.max_retries + 1
         for ep, m in self._plan(model):
@@ -423,9 +443,8 @@ class LLM:
             attempt = 0
             while attempt < total:
                 if attempt and failure is not None:
-                    delay = self._delay(attempt - 1, failure.retry_after)
-                    if delay > 0:
-                        time.sleep(delay)
+                    self._pause(self._delay(attempt - 1, failure.retry_after), cancel)
+                Cancelled.check(cancel)
                 attempt += 1
                 self._inc("calls")
                 yielded = False
@@ -434,10 +453,13 @@ class LLM:
                 try:
                     kw = self._request_kwargs(ep, m, messages, params)
                     with contextlib.closing(stream_deltas(ep.client().chat.completions.create(stream=True, **kw),
-                                                          calls, ends)) as deltas:
+                                                          calls, ends, cancel)) as deltas:
                         for text in deltas:
                             yielded = True
                             yield {"type": "text", "text": text}
+                    Cancelled.check(cancel)
+                except Cancelled:
+                    raise  # the stream is closed (stream_deltas); nothing to retry
                 except Exception as exc:
                     failure = classify(exc, self.mask, self.timeout_s)
                     self._inc("retries")

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
-from ..errors import LLMError
+from ..errors import Cancelled, LLMError
 from .llm_wire import _parse_retry_after, parse_json
 
 log = logging.getLogger("dgrag.backends.llm")
@@ -122,12 +123,16 @@ def final_error(history: list[tuple[str, int, Failure]], mode: str, mask: Callab
     return err
 
 
-def stream_deltas(stream: Any, calls: dict[int, dict[str, str]], ends: dict[str, str]) -> Iterator[str]:
+def stream_deltas(stream: Any, calls: dict[int, dict[str, str]], ends: dict[str, str],
+                  cancel: threading.Event | None = None) -> Iterator[str]:
     """The text pieces of a streamed completion, as they come. Tool-call fragments are
     gathered into `calls` (by index) and the finish reason into `ends["finish"]`; the HTTP
-    stream is closed however the reading ends."""
+    stream is closed however the reading ends, and as soon as a piece arrives after `cancel`
+    is set (`Cancelled`), so the server stops writing."""
     try:
+        Cancelled.check(cancel)
         for chunk in stream:
+            Cancelled.check(cancel)
             choices = getattr(chunk, "choices", None) or []
             if not choices:
                 continue

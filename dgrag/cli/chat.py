@@ -10,7 +10,9 @@ written and returns to the prompt.
 from __future__ import annotations
 
 import re
+import signal
 import sys
+import threading
 from typing import Iterable, Iterator, TextIO
 
 from ..errors import DgragError
@@ -41,8 +43,20 @@ def cmd_chat(args) -> int:
     else:
         mode = "no LLM configured (DGRAG_LLM_BASE_URL, DGRAG_LLM_MODEL): the answer is the retrieved context"
     _note(f"{loaded.n_nodes} nodes; {mode}. /help for commands, /exit or Ctrl-D to quit.")
+    if sys.stdin.isatty():
+        catch_ctrl_c()
     session = ChatSession(answerer, retrieval_overrides(args), sys.stdout)
     return session.run(read_questions(sys.stdin))
+
+
+def catch_ctrl_c() -> None:
+    """Make Ctrl-C raise KeyboardInterrupt even when this process started with SIGINT ignored.
+    A background job of a non-interactive shell (`cmd &` in a script, a CI step), nohup and some
+    supervisors start their children so, and Python leaves an ignored SIGINT ignored: Ctrl-C at
+    the chat's terminal would then do nothing at all. A handler someone set on purpose stays."""
+    if (threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGINT) is signal.SIG_IGN):
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def read_questions(stream: TextIO) -> Iterator[str]:
@@ -107,17 +121,24 @@ class ChatSession:
         return True
 
     def ask(self, question: str) -> str | None:
-        """Answer one question, streaming it; the turn joins the history unless cancelled."""
-        events = self.answerer.chat(question, list(self.history), self.overrides)
+        """Answer one question, streaming it; the turn joins the history unless cancelled.
+        The answer is written in a thread of its own (`Running`): this thread only waits for
+        its events, so Ctrl-C cancels it at once, whatever the model is doing."""
+        from ..answer.running import Running
+
+        history = list(self.history)
         turn = {"asked": question, "results": [], "parts": [], "answer": None, "meta": {}}
+        running = None
         try:
-            for ev in events:
+            running = Running(lambda cancel: self.answerer.chat(question, history, self.overrides, cancel=cancel))
+            for ev in running:
                 self._on_event(ev, turn)
         except KeyboardInterrupt:
             self._write("\n[cancelled]\n")
             return None
         finally:
-            events.close()
+            if running is not None:
+                running.cancel()  # a no-op once the answer ended; else it stops it
         answer = "".join(turn["parts"]) if turn["answer"] is None else turn["answer"]
         # the agent's answer ends with its cited references as links already; else list the sources
         sources = [] if turn["meta"].get("references") else source_lines(turn["results"], answer)

@@ -194,10 +194,12 @@ class Service:
         return Answerer(self.settings, self.retriever, llm="auto" if use_llm else None)
 
     def chat_events(self, query: str, history: list[dict] | None = None, use_rag: bool = True,
-                    use_llm: bool = True, config: dict | RetrievalConfig | None = None) -> Iterator[dict]:
+                    use_llm: bool = True, config: dict | RetrievalConfig | None = None,
+                    cancel: threading.Event | None = None) -> Iterator[dict]:
+        """The answer's events (dgrag.answer); `cancel` set: it stops at its next step."""
         query, config = self.check_request(query, config)
         self.ready()
-        yield from self.answerer(use_llm).chat(query, history or [], config, use_rag=use_rag)
+        yield from self.answerer(use_llm).chat(query, history or [], config, use_rag=use_rag, cancel=cancel)
 
     def chat(self, query: str, use_rag: bool = True, use_llm: bool = True, config: dict | None = None,
              history: list[dict] | None = None) -> dict:

@@ -7,6 +7,7 @@ import threading
 import time
 from pathlib import Path
 
+from ..answer.running import Running
 from ..config import RetrievalConfig
 from ..errors import DgragError
 from .service import Service, demo_docs, safe_extract_zip
@@ -22,6 +23,7 @@ SETTINGS_SLIDERS = [  # (parameter, minimum, maximum, step)
 # ArkTS writes two-way binding as `$$value` and the docs title a page "$$语法": with Gradio's
 # default LaTeX delimiters two such titles swallow everything between them into one formula.
 NO_LATEX: list = []
+IDLE_S = 0.25  # while the model is silent, the chat's handler yields this often (so Stop can end it)
 
 
 def _err(exc: Exception):
@@ -170,8 +172,12 @@ def _responder(service: Service):
         past = [{"role": m["role"], "content": _text_of(m["content"])} for m in history]
         history += [{"role": "user", "content": message}, {"role": "assistant", "content": ""}]
         answer, found, rounds, config = "", [], [], _overrides(meth, values)
+        running = Running(lambda cancel: service.chat_events(message, past, True, not only, config, cancel=cancel))
         try:
-            for ev in service.chat_events(message, past, True, not only, config):
+            for ev in running.events(idle_s=IDLE_S):
+                if ev is None:  # the model is silent: a value that changes nothing, so Stop can close us
+                    yield gr.skip(), gr.skip(), gr.skip(), gr.skip()
+                    continue
                 if ev["type"] == "retrieval":
                     found.append(ev["result"].to_api())
                 elif ev["type"] == "round":  # the agent's searches: "searched for X, then for Y"
@@ -184,6 +190,8 @@ def _responder(service: Service):
                 yield history, "\n\n".join(references_md(r) for r in found), "", gr.skip()
         except Exception as exc:  # noqa: BLE001
             raise _err(exc) from None
+        finally:  # Stop closes this generator: the answer stops too (a no-op once it ended)
+            running.cancel()
         # the last values again, not gr.skip(): an API client reads its result from this one
         yield history, "\n\n".join(references_md(r) for r in found), "", {
             it_id: [label, r["query"], config] for r in found for label, it_id in _choices([r])}
