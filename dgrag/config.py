@@ -155,6 +155,10 @@ class Settings:
     """Everything a pipeline needs to know, with the seed's defaults."""
 
     db_path: Path = DATA_DIR / "arkui-x.db"
+    # more index files served by one app beside db_path (`dgrag serve --db A --db B`), joined by
+    # os.pathsep; a folder (here or as db_path) stands for every *.db in it. Requests name an
+    # index by its file's stem; the first file is the default
+    more_db_paths: str = ""
     docs_root: Path | None = None
     url_template: str = ""  # e.g. https://github.com/o/r/blob/master/{path}#L{line}
     context_lines: int = 15

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..core import chat_to_api
 from ..errors import (AccessDenied, ConfigError, DeadlineExceeded, DgragError, IndexFileError, IndexNotReady,
                      RequestTooLarge)
+from .indexes import Indexes
 from .service import Service
 
 # ---- request and response models ---------------------------------------------------------------
@@ -29,6 +30,10 @@ _CONFIG = Field(None, description="Per-request overrides of the retrieval parame
                 examples=[{"final_chunk_k": 5}])
 
 
+_INDEX = Field(None, description="which index answers (its name, as /health lists them); omitted: the default",
+               max_length=200)
+
+
 class Message(BaseModel):
     role: str = Field(..., description="user or assistant (other roles are ignored)")
     content: str = ""
@@ -36,11 +41,13 @@ class Message(BaseModel):
 
 class RetrieveRequest(BaseModel):
     query: str = _QUERY
+    index: str | None = _INDEX
     retrieval_config: dict[str, Any] | None = _CONFIG
 
 
 class ChatRequest(BaseModel):
     query: str = _QUERY
+    index: str | None = _INDEX
     use_rag: bool = Field(True, description="retrieve context from the index")
     use_llm: bool = Field(True, description="write an answer with the configured LLM (without one, the context "
                                             "is the answer)")
@@ -175,13 +182,20 @@ def _status(exc: DgragError) -> int:
     return 400
 
 
-def build_api(service: Service):
+def build_api(served: Service | Indexes):
+    """The REST API over one service or several indexes, with the MCP tools (/mcp) and the
+    OpenAI-compatible routes (/v1)."""
     from fastapi import FastAPI, Request
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
 
+    from . import mcp_tools, openai_compat
+
+    indexes = served if isinstance(served, Indexes) else Indexes.of(served)
+    service = indexes.service
+    mcp = mcp_tools.McpEndpoint(indexes)
     app = FastAPI(title="dgrag", description="DualGraph RAG over Markdown docs: the seed's REST API",
-                  docs_url="/docs", redoc_url=None)
+                  docs_url="/docs", redoc_url=None, lifespan=lambda _app: mcp.running())
     settings = service.settings
     app.add_middleware(BoundedRequests, max_bytes=settings.max_body_bytes, limiter=make_limiter(service))
 
@@ -207,16 +221,16 @@ def build_api(service: Service):
 
     @app.get("/health", response_model=Health)
     def health() -> dict:
-        return service.health()
+        return {**service.health(), "default_index": indexes.default, "indexes": indexes.describe()}
 
     @app.post("/retrieve", response_model=RetrieveResponse, responses=_ERRORS)
     def retrieve(body: RetrieveRequest) -> dict:
-        return service.retrieve(body.query, body.retrieval_config)  # RetrievalResult.to_api()
+        return indexes.get(body.index).retrieve(body.query, body.retrieval_config)  # RetrievalResult.to_api()
 
     @app.post("/chat", response_model=ChatResponse, responses=_ERRORS)
     def chat(body: ChatRequest) -> dict:
-        return service.chat(body.query, use_rag=body.use_rag, use_llm=body.use_llm,
-                            config=body.retrieval_config, history=_history(body))
+        return indexes.get(body.index).chat(body.query, use_rag=body.use_rag, use_llm=body.use_llm,
+                                            config=body.retrieval_config, history=_history(body))
 
     @app.post("/chat/stream", responses={200: {"content": {"application/x-ndjson": {}},
                                                "description": "NDJSON events: references (per search), round "
@@ -224,18 +238,16 @@ def build_api(service: Service):
                                                               "llm_response, meta), or error"}, **_ERRORS})
     def chat_stream(body: ChatRequest):
         # refused with a status, not mid-stream; the checked values pass down unchecked
-        query, config = service.check_request(body.query, body.retrieval_config)
-        events = service.chat_events(query, _history(body), body.use_rag, body.use_llm, config)
+        chosen = indexes.get(body.index)
+        query, config = chosen.check_request(body.query, body.retrieval_config)
+        events = chosen.chat_events(query, _history(body), body.use_rag, body.use_llm, config)
         return StreamingResponse(_ndjson(query, events), media_type="application/x-ndjson")
 
     @app.get("/images/{sha}")
-    def image(sha: str):
-        from ..store import Store
-
+    def image(sha: str, index: str | None = None):
         if not sha.isalnum() or len(sha) != 64:
             return JSONResponse({"error": "bad image id"}, status_code=400)
-        with Store(service.settings.db_path, readonly=True) as st:
-            found = st.images.data(sha)
+        found = _image(indexes, sha, index)
         if found is None:
             return JSONResponse({"error": "no such image"}, status_code=404)
         data, fmt = found
@@ -244,7 +256,22 @@ def build_api(service: Service):
         return Response(data, media_type=mime, headers={"Cache-Control": "public, max-age=86400",
                                                         "X-Content-Type-Options": "nosniff"})
 
+    mcp_tools.mount(app, mcp)
+    openai_compat.add_routes(app, indexes)
     return app
+
+
+def _image(indexes: Indexes, sha: str, index: str | None):
+    """An image's bytes from the named index, else from the first index that has it (an image's
+    id is its content's hash: the same id is the same image in any file)."""
+    from ..store import Store
+
+    for svc in [indexes.get(index)] if index else [s for _, s in indexes]:
+        with Store(svc.settings.db_path, readonly=True) as st:
+            found = st.images.data(sha)
+        if found is not None:
+            return found
+    return None
 
 
 def _history(body: ChatRequest) -> list[dict]:
@@ -281,7 +308,7 @@ def _ndjson(query: str, events):
 # ---- bounded requests: body size and per-client rate ------------------------------------------
 # the calls that do work: the REST answers (bodies up to max_body_bytes) and the UI's events
 # (bodies carry the whole conversation: up to UI_BODY_BYTES); uploads have their own limit
-_WORK_PATHS = ("/retrieve", "/chat", "/chat/stream")
+_WORK_PATHS = ("/retrieve", "/chat", "/chat/stream", "/v1/chat/completions", "/mcp")
 _UI_PREFIX = "/gradio_api/"
 _UI_EXEMPT = ("/gradio_api/upload",)
 UI_BODY_BYTES = 4 * 1024 * 1024
@@ -446,30 +473,3 @@ def make_limiter(service: Service) -> RateLimiter | None:
     if not spec:
         spec = DEFAULT_PUBLIC_RATE if service.read_only else ""
     return RateLimiter(spec) if spec else None
-
-
-# ---- serving -------------------------------------------------------------------------------------
-def run_server(app, host: str, port: int, settings) -> None:
-    """uvicorn until SIGTERM / SIGINT, then a prompt exit: requests still running get
-    shutdown_timeout_s, then are dropped. Work left in worker threads (an LLM call, an indexing
-    job) does not keep the process alive: what it committed is in the file, the rest is rolled
-    back by SQLite, and a rerun resumes."""
-    import math
-    import os
-    import sys
-    import threading
-
-    import uvicorn
-
-    grace = max(1, math.ceil(settings.shutdown_timeout_s))
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
-                                           timeout_graceful_shutdown=grace))
-    server.run()
-    deadline = time.monotonic() + 1.0
-    for thread in threading.enumerate():
-        if thread is not threading.current_thread() and not thread.daemon:
-            thread.join(max(0.0, deadline - time.monotonic()))
-    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.current_thread()):
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(0)
