@@ -84,8 +84,8 @@ def test_retrieval_settings_ride_in_the_extra_body(live):
                                          extra_body={"retrieval_config": {"final_chunk_k": 1}})
     three = client.chat.completions.create(model="app", messages=QUESTION,
                                            extra_body={"retrieval_config": {"final_chunk_k": 3}})
-    assert one.choices[0].message.content.count("# Chunk ") == 1
-    assert three.choices[0].message.content.count("# Chunk ") == 3
+    assert one.choices[0].message.content.count("- ID: chunk-") == 1
+    assert three.choices[0].message.content.count("- ID: chunk-") == 3
     with pytest.raises(openai.UnprocessableEntityError, match="final_chunk_k"):
         client.chat.completions.create(model="app", messages=QUESTION,
                                        extra_body={"retrieval_config": {"final_chunk_k": 10 ** 6}})

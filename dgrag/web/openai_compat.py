@@ -156,7 +156,6 @@ class Completion:
 
 
 def add_routes(app, indexes: Indexes) -> None:
-    from fastapi import Request
     from fastapi.responses import JSONResponse, StreamingResponse
 
     from .api import _status
@@ -183,7 +182,7 @@ def add_routes(app, indexes: Indexes) -> None:
         return {"id": model, "object": "model", "created": 0, "owned_by": "dgrag"}
 
     @app.post("/v1/chat/completions", tags=["openai"])
-    def chat_completions(body: CompletionRequest, request: Request):
+    def chat_completions(body: CompletionRequest):
         try:
             completion = Completion(indexes, body)
             if body.stream:
