@@ -126,3 +126,19 @@ def test_the_cli_takes_db_more_than_once(files, monkeypatch, tmp_path):
     missing = argparse.Namespace(**{**vars(args), "db": [str(en), str(tmp_path / "gone.db")], "build_demo": True})
     with pytest.raises(DgragError, match="gone.db"):  # only the first file may be built by --build-demo
         serve.cmd_serve(missing)
+
+
+def test_the_ui_selector_picks_the_index(live):
+    import re
+
+    from gradio_client import Client
+
+    app, _ = live
+    client = Client(app.url + "/", verbose=False)
+    sliders = (10, 2, 2, 2, 50, 100, 2.0, 12000, 0.5)
+    for name, prefix in (("en", EN), ("zh", ZH)):
+        _, refs, _ = client.predict(QUESTIONS[0], [], True, "diffusion", *sliders, name, api_name="/chat")
+        paths = re.findall(r"/blob/master/([^#)]+)", refs)
+        assert paths and all(p.startswith(prefix) for p in paths)
+        cols = client.predict("ACE Tools", name, api_name="/inspect")
+        assert all(p.startswith(prefix) for p in re.findall(r"/blob/master/([^#)]+)", cols[2]))

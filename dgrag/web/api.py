@@ -16,8 +16,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..core import chat_to_api
-from ..errors import (AccessDenied, ConfigError, DeadlineExceeded, DgragError, IndexFileError, IndexNotReady,
-                     RequestTooLarge)
+from ..errors import ConfigError, DgragError
+from .http import _send_error, _status  # noqa: F401 - the edge's error statuses, shared with /mcp and /v1
 from .indexes import Indexes
 from .service import Service
 
@@ -166,20 +166,6 @@ _ERRORS = {413: {"model": ErrorBody, "description": "body larger than max_body_b
                                                     "parameter unknown or out of range"},
            429: {"model": ErrorBody, "description": "too many calls from this client (rate_limit)"},
            504: {"model": ErrorBody, "description": "the request ran past request_timeout_s"}}
-
-
-def _status(exc: DgragError) -> int:
-    if isinstance(exc, AccessDenied):
-        return 403
-    if isinstance(exc, ConfigError):  # QueryRejected included
-        return 422
-    if isinstance(exc, RequestTooLarge):
-        return 413
-    if isinstance(exc, DeadlineExceeded):
-        return 504
-    if isinstance(exc, (IndexFileError, IndexNotReady)):
-        return 503
-    return 400
 
 
 def build_api(served: Service | Indexes):
@@ -398,15 +384,6 @@ async def _drain(receive) -> None:
     while more:
         message = await receive()
         more = message["type"] == "http.request" and message.get("more_body", False)
-
-
-async def _send_error(send, status: int, error: str, kind: str, headers: dict | None = None) -> None:
-    body = json.dumps({"error": error, "type": kind}).encode()
-    extra = [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                            *extra]})
-    await send({"type": "http.response.body", "body": body})
 
 
 def client_key(scope) -> str:

@@ -172,7 +172,7 @@ class McpEndpoint:
             yield
 
     async def __call__(self, scope, receive, send):
-        from .api import _send_error
+        from .http import _send_error
         from .service import _same
 
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or []}

@@ -158,7 +158,7 @@ class Completion:
 def add_routes(app, indexes: Indexes) -> None:
     from fastapi.responses import JSONResponse, StreamingResponse
 
-    from .api import _status
+    from .http import _status
 
     def refused(exc: DgragError) -> JSONResponse:
         if isinstance(exc, UnknownIndex):
