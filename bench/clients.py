@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import os
 import statistics
@@ -34,7 +35,7 @@ def build_index(work: Path, include: str) -> Path:
     from dgrag.store import Store
     from dgrag.workflows import index_docs
 
-    tag = "all" if not include else str(abs(hash(include)) % 10 ** 8)
+    tag = "all" if not include else hashlib.sha1(include.encode()).hexdigest()[:8]  # the same pages, the same file
     db = work / f"demo-{tag}.db"
     if db.exists():
         return db
@@ -65,39 +66,48 @@ def _openai(client, model: str, q: str, stream: bool) -> float:
 
 
 class McpCaller:
-    """One MCP session kept open (as an agent keeps one) on an event loop of its own thread;
-    `search(q)` times one search_docs call through it."""
+    """One MCP session kept open (as an agent keeps one), in one task on an event loop of its
+    own thread (anyio's scopes must close in the task that opened them); `search(q)` times one
+    search_docs call through it."""
 
     def __init__(self, url: str):
+        import concurrent.futures
         import threading
 
         self.loop = asyncio.new_event_loop()
         threading.Thread(target=self.loop.run_forever, daemon=True).start()
-        self._ready = asyncio.run_coroutine_threadsafe(self._open(url), self.loop).result(60)
+        self.opened: concurrent.futures.Future = concurrent.futures.Future()
+        self.queue: asyncio.Queue = asyncio.Queue()
+        self.task = asyncio.run_coroutine_threadsafe(self._serve(url), self.loop)
+        self.opened.result(60)
 
-    async def _open(self, url: str):
-        from contextlib import AsyncExitStack
-
+    async def _serve(self, url: str) -> None:
         from mcp.client.session import ClientSession
         from mcp.client.streamable_http import streamable_http_client
 
-        self.stack = AsyncExitStack()
-        read, write = await self.stack.enter_async_context(streamable_http_client(url + "/mcp"))
-        self.session = await self.stack.enter_async_context(ClientSession(read, write))
-        await self.session.initialize()
-
-    async def _search(self, q: str) -> float:
-        t = time.perf_counter()
-        res = await self.session.call_tool("search_docs", {"query": q})
-        if res.is_error:
-            raise RuntimeError(res.content[0].text)
-        return time.perf_counter() - t
+        async with streamable_http_client(url + "/mcp") as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                self.opened.set_result(True)
+                while (item := await self.queue.get()) is not None:
+                    q, done = item
+                    t = time.perf_counter()
+                    res = await session.call_tool("search_docs", {"query": q})
+                    done.set_result(RuntimeError(res.content[0].text) if res.is_error else time.perf_counter() - t)
 
     def search(self, q: str) -> float:
-        return asyncio.run_coroutine_threadsafe(self._search(q), self.loop).result(120)
+        import concurrent.futures
+
+        done: concurrent.futures.Future = concurrent.futures.Future()
+        self.loop.call_soon_threadsafe(self.queue.put_nowait, (q, done))
+        out = done.result(120)
+        if isinstance(out, Exception):
+            raise out
+        return out
 
     def close(self) -> None:
-        asyncio.run_coroutine_threadsafe(self.stack.aclose(), self.loop).result(30)
+        self.loop.call_soon_threadsafe(self.queue.put_nowait, None)
+        self.task.result(30)
         self.loop.call_soon_threadsafe(self.loop.stop)
 
 
