@@ -48,9 +48,14 @@ def build_index(work: Path, include: str) -> Path:
     return db
 
 
-def _retrieve(http, url: str, q: str) -> float:
+# search_docs' own retrieval settings (dgrag/web/sections.py, 5 sections): /retrieve asked the same,
+# to tell what the route adds from what its defaults ask for
+SEARCH_DOCS_CONFIG = {"final_chunk_k": 5, "final_code_k": 5, "final_table_k": 5, "final_image_k": 0}
+
+
+def _retrieve(http, url: str, q: str, config: dict | None = None) -> float:
     t = time.perf_counter()
-    r = http.post(url + "/retrieve", json={"query": q}, timeout=60)
+    r = http.post(url + "/retrieve", json={"query": q, "retrieval_config": config}, timeout=60)
     r.raise_for_status()
     return time.perf_counter() - t
 
@@ -115,15 +120,17 @@ def measure(url: str, model: str, rounds: int) -> dict[str, list[float]]:
     import httpx2
     import openai
 
-    http = httpx2.Client()
+    http = httpx2.Client(timeout=60)
     client = openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0, timeout=60)
-    times: dict[str, list[float]] = {"retrieve": [], "mcp_search_docs": [], "openai": [], "openai_stream": []}
+    times: dict[str, list[float]] = {"retrieve": [], "retrieve_search_docs_config": [], "mcp_search_docs": [],
+                                     "openai": [], "openai_stream": []}
     mcp = McpCaller(url)
     for q in QUESTIONS:  # warm-up: every route once, not counted
         _retrieve(http, url, q), _openai(client, model, q, False), mcp.search(q)
     for r in range(rounds):
         for i, q in enumerate(QUESTIONS):
             steps = [("retrieve", lambda: _retrieve(http, url, q)),
+                     ("retrieve_search_docs_config", lambda: _retrieve(http, url, q, SEARCH_DOCS_CONFIG)),
                      ("mcp_search_docs", lambda: mcp.search(q)),
                      ("openai", lambda: _openai(client, model, q, False)),
                      ("openai_stream", lambda: _openai(client, model, q, True))]

@@ -147,11 +147,13 @@ class McpEndpoint:
         self.indexes = indexes
         settings = indexes.service.settings
         self.secret = settings.admin_secret
-        self.public = MCPServer("dgrag", instructions=INSTRUCTIONS)
+        # WARNING: the SDK logs each stateless request at INFO (through rich, on stderr): noise,
+        # and time on every call
+        self.public = MCPServer("dgrag", instructions=INSTRUCTIONS, log_level="WARNING")
         _read_tools(self.public, indexes)
         self.admin = None
         if self.secret:
-            self.admin = MCPServer("dgrag-admin", instructions=INSTRUCTIONS)
+            self.admin = MCPServer("dgrag-admin", instructions=INSTRUCTIONS, log_level="WARNING")
             _read_tools(self.admin, indexes)
             _admin_tools(self.admin, indexes)
         self.apps = {k: self._app(s, settings) for k, s in (("public", self.public), ("admin", self.admin)) if s}
