@@ -171,8 +171,7 @@ _ERRORS = {413: {"model": ErrorBody, "description": "body larger than max_body_b
 def build_api(served: Service | Indexes):
     """The REST API over one service or several indexes, with the MCP tools (/mcp) and the
     OpenAI-compatible routes (/v1)."""
-    from fastapi import FastAPI, Request
-    from fastapi.exceptions import RequestValidationError
+    from fastapi import FastAPI
     from fastapi.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
 
     from . import mcp_tools, openai_compat
@@ -185,21 +184,7 @@ def build_api(served: Service | Indexes):
     settings = service.settings
     app.add_middleware(BoundedRequests, max_bytes=settings.max_body_bytes, limiter=make_limiter(service))
 
-    @app.exception_handler(DgragError)
-    async def _dgrag_error(_request: Request, exc: DgragError):
-        return JSONResponse({"error": str(exc), "type": type(exc).__name__}, status_code=_status(exc))
-
-    @app.exception_handler(_TooLarge)
-    async def _too_large(_request: Request, exc):
-        return JSONResponse({"error": exc.detail, "type": "RequestTooLarge"}, status_code=413)
-
-    @app.exception_handler(RequestValidationError)
-    async def _invalid(_request: Request, exc: RequestValidationError):
-        errors = [{"loc": [str(p) for p in e["loc"]], "msg": str(e["msg"]), "type": str(e["type"])}
-                  for e in exc.errors()[:20]]  # not the input: it can be large, and is the client's own
-        problems = [f"{'.'.join(p for p in e['loc'] if p != 'body') or 'body'}: {e['msg']}" for e in errors]
-        return JSONResponse({"error": "; ".join(problems)[:1000], "type": "RequestValidationError",
-                             "detail": errors}, status_code=422)
+    _error_handlers(app)
 
     @app.get("/api/docs", include_in_schema=False)
     def old_docs():
@@ -245,6 +230,29 @@ def build_api(served: Service | Indexes):
     mcp_tools.mount(app, mcp)
     openai_compat.add_routes(app, indexes)
     return app
+
+
+def _error_handlers(app) -> None:
+    """A typed error is its status with a one-line message; a wrong field names the field."""
+    from fastapi import Request
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import JSONResponse
+
+    @app.exception_handler(DgragError)
+    async def _dgrag_error(_request: Request, exc: DgragError):
+        return JSONResponse({"error": str(exc), "type": type(exc).__name__}, status_code=_status(exc))
+
+    @app.exception_handler(_TooLarge)
+    async def _too_large(_request: Request, exc):
+        return JSONResponse({"error": exc.detail, "type": "RequestTooLarge"}, status_code=413)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_request: Request, exc: RequestValidationError):
+        errors = [{"loc": [str(p) for p in e["loc"]], "msg": str(e["msg"]), "type": str(e["type"])}
+                  for e in exc.errors()[:20]]  # not the input: it can be large, and is the client's own
+        problems = [f"{'.'.join(p for p in e['loc'] if p != 'body') or 'body'}: {e['msg']}" for e in errors]
+        return JSONResponse({"error": "; ".join(problems)[:1000], "type": "RequestValidationError",
+                             "detail": errors}, status_code=422)
 
 
 def _image(indexes: Indexes, sha: str, index: str | None):
