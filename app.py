@@ -1,10 +1,11 @@
 """dgrag app: the Gradio UI and the REST API on one server (the Hugging Face Spaces entry point).
 
 A thin shim over `dgrag.web.server`, which `dgrag serve` runs too. `demo` (the Gradio Blocks) and
-`app` (FastAPI with /chat, /retrieve, /health, /chat/stream, /images/{sha}, and the UI mounted
-at /) are built at import, with no other side effect: the index is built (if absent) and loaded
-when the server starts.
-Run: python app.py [--host 0.0.0.0] [--port 7860]   (DGRAG_DB_PATH names the index file)
+`app` (FastAPI with /chat, /retrieve, /health, /chat/stream, /images/{sha}, the MCP tools at /mcp,
+the OpenAI-compatible /v1, and the UI mounted at /) are built at import, with no other side
+effect: the index is built (if absent) and loaded when the server starts.
+Run: python app.py [--host 0.0.0.0] [--port 7860]   (DGRAG_DB_PATH names the index file or a folder
+of them; DGRAG_MORE_DB_PATHS adds more)
 """
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import argparse
 from dgrag.config import Settings
 from dgrag.web.server import build_app, serve
 
-service, demo, app = _built = build_app(Settings.from_env())
+_built = build_app(Settings.from_env())
+service, demo, app = _built.service, _built.demo, _built.app
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -162,6 +162,10 @@ class Settings:
 
     ## Index and documents
     db_path: Path = DATA_DIR / "arkui-x.db"  # the index file
+    # more index files served by one app beside db_path (`dgrag serve --db A --db B`), joined by
+    # os.pathsep; a folder (here or as db_path) stands for every *.db in it. Requests name an
+    # index by its file's stem; the first file is the default
+    more_db_paths: str = ""
     docs_root: Path | None = None  # the docs folder `dgrag index` reads when no folder is given
     url_template: str = ""  # a node's source URL, e.g. https://github.com/o/r/blob/master/{path}#L{line}
     context_lines: int = 15  # lines of text kept around a code block, table or image

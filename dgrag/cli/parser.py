@@ -187,7 +187,10 @@ def _serve(sub) -> None:
                     help="address to listen on (default 127.0.0.1; env DGRAG_SERVER_HOST, else GRADIO_SERVER_NAME)")
     sv.add_argument("--port", type=port_number, metavar="P",
                     help="port (default 7860; env DGRAG_SERVER_PORT, else GRADIO_SERVER_PORT or PORT)")
-    _db(sv, "the index file to serve")
+    sv.add_argument("--db", metavar="F", action="append",
+                    help="an index file to serve, or a folder of them (*.db); give it more than once to serve "
+                         "several, each request naming its index by the file's stem (the first is the default; "
+                         "env DGRAG_DB_PATH, DGRAG_MORE_DB_PATHS; default data/arkui-x.db)")
     sv.add_argument("--build-demo", action="store_true",
                     help="build the demo index into --db first when the file is absent (as `python app.py` does)")
     sv.set_defaults(func=cmd_serve)

@@ -16,8 +16,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..core import chat_to_api
-from ..errors import (AccessDenied, ConfigError, DeadlineExceeded, DgragError, IndexFileError, IndexNotReady,
-                     RequestTooLarge)
+from ..errors import ConfigError, DgragError
+from .http import _send_error, _status  # noqa: F401 - the edge's error statuses, shared with /mcp and /v1
+from .indexes import Indexes
 from .service import Service
 
 # ---- request and response models ---------------------------------------------------------------
@@ -29,6 +30,10 @@ _CONFIG = Field(None, description="Per-request overrides of the retrieval parame
                 examples=[{"final_chunk_k": 5}])
 
 
+_INDEX = Field(None, description="which index answers (its name, as /health lists them); omitted: the default",
+               max_length=200)
+
+
 class Message(BaseModel):
     role: str = Field(..., description="user or assistant (other roles are ignored)")
     content: str = ""
@@ -36,11 +41,13 @@ class Message(BaseModel):
 
 class RetrieveRequest(BaseModel):
     query: str = _QUERY
+    index: str | None = _INDEX
     retrieval_config: dict[str, Any] | None = _CONFIG
 
 
 class ChatRequest(BaseModel):
     query: str = _QUERY
+    index: str | None = _INDEX
     use_rag: bool = Field(True, description="retrieve context from the index")
     use_llm: bool = Field(True, description="write an answer with the configured LLM (without one, the context "
                                             "is the answer)")
@@ -161,29 +168,75 @@ _ERRORS = {413: {"model": ErrorBody, "description": "body larger than max_body_b
            504: {"model": ErrorBody, "description": "the request ran past request_timeout_s"}}
 
 
-def _status(exc: DgragError) -> int:
-    if isinstance(exc, AccessDenied):
-        return 403
-    if isinstance(exc, ConfigError):  # QueryRejected included
-        return 422
-    if isinstance(exc, RequestTooLarge):
-        return 413
-    if isinstance(exc, DeadlineExceeded):
-        return 504
-    if isinstance(exc, (IndexFileError, IndexNotReady)):
-        return 503
-    return 400
-
-
-def build_api(service: Service):
-    from fastapi import FastAPI, Request
-    from fastapi.exceptions import RequestValidationError
+def build_api(served: Service | Indexes):
+    """The REST API over one service or several indexes, with the MCP tools (/mcp) and the
+    OpenAI-compatible routes (/v1)."""
+    from fastapi import FastAPI
     from fastapi.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
 
+    from . import mcp_tools, openai_compat
+
+    indexes = served if isinstance(served, Indexes) else Indexes.of(served)
+    service = indexes.service
+    mcp = mcp_tools.McpEndpoint(indexes)
     app = FastAPI(title="dgrag", description="DualGraph RAG over Markdown docs: the seed's REST API",
-                  docs_url="/docs", redoc_url=None)
+                  docs_url="/docs", redoc_url=None, lifespan=lambda _app: mcp.running())
     settings = service.settings
     app.add_middleware(BoundedRequests, max_bytes=settings.max_body_bytes, limiter=make_limiter(service))
+
+    _error_handlers(app)
+
+    @app.get("/api/docs", include_in_schema=False)
+    def old_docs():
+        return RedirectResponse("/docs")
+
+    @app.get("/health", response_model=Health)
+    def health() -> dict:
+        return {**service.health(), "default_index": indexes.default, "indexes": indexes.describe()}
+
+    @app.post("/retrieve", response_model=RetrieveResponse, responses=_ERRORS)
+    def retrieve(body: RetrieveRequest) -> dict:
+        return indexes.get(body.index).retrieve(body.query, body.retrieval_config)  # RetrievalResult.to_api()
+
+    @app.post("/chat", response_model=ChatResponse, responses=_ERRORS)
+    def chat(body: ChatRequest) -> dict:
+        return indexes.get(body.index).chat(body.query, use_rag=body.use_rag, use_llm=body.use_llm,
+                                            config=body.retrieval_config, history=_history(body))
+
+    @app.post("/chat/stream", responses={200: {"content": {"application/x-ndjson": {}},
+                                               "description": "NDJSON events: references (per search), round "
+                                                              "(with an LLM), text deltas, done (timing, "
+                                                              "llm_response, meta), or error"}, **_ERRORS})
+    def chat_stream(body: ChatRequest):
+        # refused with a status, not mid-stream; the checked values pass down unchecked
+        chosen = indexes.get(body.index)
+        query, config = chosen.check_request(body.query, body.retrieval_config)
+        events = chosen.chat_events(query, _history(body), body.use_rag, body.use_llm, config)
+        return StreamingResponse(_ndjson(query, events), media_type="application/x-ndjson")
+
+    @app.get("/images/{sha}")
+    def image(sha: str, index: str | None = None):
+        if not sha.isalnum() or len(sha) != 64:
+            return JSONResponse({"error": "bad image id"}, status_code=400)
+        found = _image(indexes, sha, index)
+        if found is None:
+            return JSONResponse({"error": "no such image"}, status_code=404)
+        data, fmt = found
+        mime = {"jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif", "png": "image/png",
+                "webp": "image/webp", "bmp": "image/bmp"}.get((fmt or "png").lower(), "application/octet-stream")
+        return Response(data, media_type=mime, headers={"Cache-Control": "public, max-age=86400",
+                                                        "X-Content-Type-Options": "nosniff"})
+
+    mcp_tools.mount(app, mcp)
+    openai_compat.add_routes(app, indexes)
+    return app
+
+
+def _error_handlers(app) -> None:
+    """A typed error is its status with a one-line message; a wrong field names the field."""
+    from fastapi import Request
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import JSONResponse
 
     @app.exception_handler(DgragError)
     async def _dgrag_error(_request: Request, exc: DgragError):
@@ -201,50 +254,18 @@ def build_api(service: Service):
         return JSONResponse({"error": "; ".join(problems)[:1000], "type": "RequestValidationError",
                              "detail": errors}, status_code=422)
 
-    @app.get("/api/docs", include_in_schema=False)
-    def old_docs():
-        return RedirectResponse("/docs")
 
-    @app.get("/health", response_model=Health)
-    def health() -> dict:
-        return service.health()
+def _image(indexes: Indexes, sha: str, index: str | None):
+    """An image's bytes from the named index, else from the first index that has it (an image's
+    id is its content's hash: the same id is the same image in any file)."""
+    from ..store import Store
 
-    @app.post("/retrieve", response_model=RetrieveResponse, responses=_ERRORS)
-    def retrieve(body: RetrieveRequest) -> dict:
-        return service.retrieve(body.query, body.retrieval_config)  # RetrievalResult.to_api()
-
-    @app.post("/chat", response_model=ChatResponse, responses=_ERRORS)
-    def chat(body: ChatRequest) -> dict:
-        return service.chat(body.query, use_rag=body.use_rag, use_llm=body.use_llm,
-                            config=body.retrieval_config, history=_history(body))
-
-    @app.post("/chat/stream", responses={200: {"content": {"application/x-ndjson": {}},
-                                               "description": "NDJSON events: references (per search), round "
-                                                              "(with an LLM), text deltas, done (timing, "
-                                                              "llm_response, meta), or error"}, **_ERRORS})
-    def chat_stream(body: ChatRequest):
-        # refused with a status, not mid-stream; the checked values pass down unchecked
-        query, config = service.check_request(body.query, body.retrieval_config)
-        events = service.chat_events(query, _history(body), body.use_rag, body.use_llm, config)
-        return StreamingResponse(_ndjson(query, events), media_type="application/x-ndjson")
-
-    @app.get("/images/{sha}")
-    def image(sha: str):
-        from ..store import Store
-
-        if not sha.isalnum() or len(sha) != 64:
-            return JSONResponse({"error": "bad image id"}, status_code=400)
-        with Store(service.settings.db_path, readonly=True) as st:
+    for svc in [indexes.get(index)] if index else [s for _, s in indexes]:
+        with Store(svc.settings.db_path, readonly=True) as st:
             found = st.images.data(sha)
-        if found is None:
-            return JSONResponse({"error": "no such image"}, status_code=404)
-        data, fmt = found
-        mime = {"jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif", "png": "image/png",
-                "webp": "image/webp", "bmp": "image/bmp"}.get((fmt or "png").lower(), "application/octet-stream")
-        return Response(data, media_type=mime, headers={"Cache-Control": "public, max-age=86400",
-                                                        "X-Content-Type-Options": "nosniff"})
-
-    return app
+        if found is not None:
+            return found
+    return None
 
 
 def _history(body: ChatRequest) -> list[dict]:
@@ -281,7 +302,7 @@ def _ndjson(query: str, events):
 # ---- bounded requests: body size and per-client rate ------------------------------------------
 # the calls that do work: the REST answers (bodies up to max_body_bytes) and the UI's events
 # (bodies carry the whole conversation: up to UI_BODY_BYTES); uploads have their own limit
-_WORK_PATHS = ("/retrieve", "/chat", "/chat/stream")
+_WORK_PATHS = ("/retrieve", "/chat", "/chat/stream", "/v1/chat/completions", "/mcp")
 _UI_PREFIX = "/gradio_api/"
 _UI_EXEMPT = ("/gradio_api/upload",)
 UI_BODY_BYTES = 4 * 1024 * 1024
@@ -373,15 +394,6 @@ async def _drain(receive) -> None:
         more = message["type"] == "http.request" and message.get("more_body", False)
 
 
-async def _send_error(send, status: int, error: str, kind: str, headers: dict | None = None) -> None:
-    body = json.dumps({"error": error, "type": kind}).encode()
-    extra = [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                            *extra]})
-    await send({"type": "http.response.body", "body": body})
-
-
 def client_key(scope) -> str:
     """Who is calling: behind a proxy (Hugging Face Spaces puts its own address in the
     connection), the nearest public address in X-Forwarded-For, which the proxy appends;
@@ -446,30 +458,3 @@ def make_limiter(service: Service) -> RateLimiter | None:
     if not spec:
         spec = DEFAULT_PUBLIC_RATE if service.read_only else ""
     return RateLimiter(spec) if spec else None
-
-
-# ---- serving -------------------------------------------------------------------------------------
-def run_server(app, host: str, port: int, settings) -> None:
-    """uvicorn until SIGTERM / SIGINT, then a prompt exit: requests still running get
-    shutdown_timeout_s, then are dropped. Work left in worker threads (an LLM call, an indexing
-    job) does not keep the process alive: what it committed is in the file, the rest is rolled
-    back by SQLite, and a rerun resumes."""
-    import math
-    import os
-    import sys
-    import threading
-
-    import uvicorn
-
-    grace = max(1, math.ceil(settings.shutdown_timeout_s))
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
-                                           timeout_graceful_shutdown=grace))
-    server.run()
-    deadline = time.monotonic() + 1.0
-    for thread in threading.enumerate():
-        if thread is not threading.current_thread() and not thread.daemon:
-            thread.join(max(0.0, deadline - time.monotonic()))
-    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.current_thread()):
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(0)

@@ -1,23 +1,26 @@
 """The app: the Gradio UI and the REST API on one server. `dgrag serve` and `python app.py`
 (the Spaces entry point, a thin shim over this module) run the same thing.
 
-`build_app` makes the service, the Gradio Blocks and the FastAPI app (with /chat, /retrieve,
-/health, /chat/stream, /images/{sha}, and the UI mounted at /) with no other side effect;
-`serve` builds the demo index if asked and absent, loads the index, then runs uvicorn.
+`build_app` makes the services (one per index file), the Gradio Blocks and the FastAPI app
+(with /chat, /retrieve, /health, /chat/stream, /images/{sha}, the MCP tools at /mcp, the
+OpenAI-compatible /v1 routes, and the UI mounted at /) with no other side effect; `serve` builds
+the demo index if asked and absent, loads the indexes, then runs uvicorn.
 """
 from __future__ import annotations
 
 import os
 import sys
+import time
 from typing import NamedTuple
 
 from ..config import Settings
 
 
 class App(NamedTuple):
-    service: object  # dgrag.web.service.Service
+    service: object  # dgrag.web.service.Service: the default index's
     demo: object  # gradio.Blocks
     app: object  # fastapi.FastAPI, the UI mounted at /
+    indexes: object = None  # dgrag.web.indexes.Indexes: every index file served, by name
 
 
 def build_app(settings: Settings | None = None) -> App:
@@ -26,12 +29,12 @@ def build_app(settings: Settings | None = None) -> App:
     import gradio as gr
 
     from .api import build_api
-    from .service import Service
+    from .indexes import Indexes
     from .ui import build_demo
 
-    service = Service(settings if settings is not None else Settings.from_env())
-    demo = build_demo(service)
-    return App(service, demo, gr.mount_gradio_app(build_api(service), demo, path="/"))
+    indexes = Indexes.from_settings(settings if settings is not None else Settings.from_env())
+    demo = build_demo(indexes)
+    return App(indexes.service, demo, gr.mount_gradio_app(build_api(indexes), demo, path="/"), indexes)
 
 
 def serve(built: App, host: str | None = None, port: int | None = None, build_demo_index: bool = True) -> None:
@@ -49,22 +52,49 @@ def serve(built: App, host: str | None = None, port: int | None = None, build_de
         print(f"building the demo index {settings.db_path} in the background: {st.pages_total} pages in "
               f"{st.batches_total} batches, {st.batches_done} done before (a restart resumes)",
               file=sys.stderr, flush=True)
-    if settings.db_path.exists():
-        li = service.handle.get()
-        print(f"index loaded: {li.n_nodes} nodes, {li.n_edges} edges in {li.load_seconds:.2f} s", file=sys.stderr)
-    service.retriever  # noqa: B018 - load the embedder and compile the kernels now, not at the first question
+    for name, svc in built.indexes or [("", service)]:
+        if svc.settings.db_path.exists():
+            li = svc.handle.get()
+            print(f"index {name} loaded: {li.n_nodes} nodes, {li.n_edges} edges in {li.load_seconds:.2f} s",
+                  file=sys.stderr)
+            svc.retriever  # noqa: B018 - load the embedder and compile the kernels now, not at the first question
+    service.retriever  # noqa: B018
     print(f"serving on http://{host}:{port}/", file=sys.stderr, flush=True)
     # on SIGTERM, requests in flight get shutdown_timeout_s, then the server exits
-    from .api import run_server
-
     run_server(built.app, host, port, settings)
 
 
 def refuse_missing_index(settings: Settings, build_demo_index: bool) -> None:
-    """An absent index file is refused (DgragError) unless the demo index may be built there."""
-    if not build_demo_index and not settings.db_path.exists():
-        from ..errors import DgragError
+    """An absent index file is refused (DgragError) unless the demo index may be built there (the
+    first file only: the others are served as they are)."""
+    from ..errors import DgragError
+    from .indexes import index_files
 
-        raise DgragError(f"no index file at {settings.db_path}; build one with `dgrag index DOCS --db "
-                         f"{settings.db_path}`, or add --build-demo to build the demo index there")
+    for i, path in enumerate(index_files(settings)):
+        if not path.exists() and not (build_demo_index and i == 0):
+            raise DgragError(f"no index file at {path}; build one with `dgrag index DOCS --db {path}`"
+                             + (", or add --build-demo to build the demo index there" if i == 0 else ""))
 
+
+def run_server(app, host: str, port: int, settings) -> None:
+    """uvicorn until SIGTERM / SIGINT, then a prompt exit: requests still running get
+    shutdown_timeout_s, then are dropped. Work left in worker threads (an LLM call, an indexing
+    job) does not keep the process alive: what it committed is in the file, the rest is rolled
+    back by SQLite, and a rerun resumes."""
+    import math
+    import threading
+
+    import uvicorn
+
+    grace = max(1, math.ceil(settings.shutdown_timeout_s))
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
+                                           timeout_graceful_shutdown=grace))
+    server.run()
+    deadline = time.monotonic() + 1.0
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join(max(0.0, deadline - time.monotonic()))
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.current_thread()):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)

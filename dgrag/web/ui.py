@@ -10,6 +10,7 @@ from pathlib import Path
 from ..answer.running import Running
 from ..config import RetrievalConfig
 from ..errors import DgragError
+from .indexes import Indexes
 from .service import Service, demo_docs, safe_extract_zip
 
 SETTINGS_SLIDERS = [  # (parameter, minimum, maximum, step)
@@ -77,20 +78,42 @@ EXAMPLES = [
 ]
 
 
-def build_demo(service: Service):
+def build_demo(served: Service | Indexes):
+    """The tabs over one service, or several indexes: then a selector picks the index the Chat
+    and inspector tabs answer from (the Index tab works on the default one)."""
     import gradio as gr
 
+    indexes = served if isinstance(served, Indexes) else Indexes.of(served)
+    service = indexes.service
     with gr.Blocks(title="dgrag — DualGraph RAG") as demo:
         gr.Markdown("# dgrag — DualGraph RAG\nQuestions over the indexed docs (ArkUI-X, Chinese and English), "
                     "answered from a dual graph of structure and entities, with citations.")
         _progress_banner(gr, service)
+        picker = None
+        if len(indexes) > 1:  # one file: no selector, and the UI's API is as it always was
+            picker = gr.Dropdown(choices=indexes.names, value=indexes.default, label="Index", elem_id="index-pick")
+        chooser = Chooser(indexes, picker)
         with gr.Tab("Chat", id="chat"):
-            _chat_tab(gr, service)
+            _chat_tab(gr, chooser)
         with gr.Tab("Retrieval inspector", id="inspector"):
-            _inspector_tab(gr, service)
+            _inspector_tab(gr, chooser)
         with gr.Tab("Index", id="index"):
-            _index_tab(gr, service)
+            _index_tab(gr, service, indexes)
     return demo
+
+
+class Chooser:
+    """Which service answers a UI event: the selector's index (an extra, last input), else the
+    default."""
+
+    def __init__(self, indexes: Indexes, picker):
+        self.indexes, self.picker = indexes, picker
+        self.inputs = [picker] if picker is not None else []
+
+    def split(self, values: tuple) -> tuple[Service, tuple]:
+        if self.picker is None:
+            return self.indexes.service, values
+        return self.indexes.get(values[-1]), values[:-1]
 
 
 def _progress_banner(gr, service: Service) -> None:
@@ -122,7 +145,7 @@ def _choices(found: list[dict]) -> list[tuple[str, str]]:
             for r in found for key in ("chunks", "codes", "tables", "images") for it in r.get(key, [])]
 
 
-def _chat_tab(gr, service: Service) -> None:
+def _chat_tab(gr, chooser: Chooser) -> None:
     chatbot = gr.Chatbot(label="Conversation", height=480, sanitize_html=True, elem_id="chatbot",
                          latex_delimiters=NO_LATEX)
     with gr.Row():
@@ -147,8 +170,9 @@ def _chat_tab(gr, service: Service) -> None:
         why_plot = gr.Plot(show_label=False, elem_id="why-plot")
 
     # the State output stays out of the /chat API, whose outputs are (conversation, references, box)
-    inputs, outputs = [box, chatbot, retrieval_only, method, *sliders], [chatbot, refs, box, asked]
-    respond = _responder(service)
+    inputs = [box, chatbot, retrieval_only, method, *sliders, *chooser.inputs]
+    outputs = [chatbot, refs, box, asked]
+    respond = _responder(chooser)
     asking = [send.click(respond, inputs, outputs, concurrency_limit=8, api_name="chat"),
               box.submit(respond, inputs, outputs, concurrency_limit=8, api_name=False),
               retry.click(_last_question, [chatbot], [box, chatbot], queue=False, api_name=False).then(
@@ -156,16 +180,20 @@ def _chat_tab(gr, service: Service) -> None:
     for ev in asking:
         ev.then(_offer, [asked], [pick], queue=False, api_name=False)
     stop.click(None, None, None, cancels=asking, api_name=False)
-    show.click(_why_opener(service), [pick, asked], [why_plot, why_text, panel], concurrency_limit=4,
+    show.click(_why_opener(chooser), [pick, asked], [why_plot, why_text, panel], concurrency_limit=4,
                api_name=False)
 
 
-def _responder(service: Service):
+def _responder(chooser: Chooser):
     """The chat's handler: streams (conversation, references, box), then the references'
     searches for the why-selector."""
     import gradio as gr
 
     def respond(message, history, only, meth, *values):
+        try:
+            service, values = chooser.split(values)
+        except DgragError as exc:
+            raise _err(exc) from None
         history = list(history or [])
         if not message or not message.strip():
             raise gr.Error("Type a question first.")
@@ -193,8 +221,9 @@ def _responder(service: Service):
         finally:  # Stop closes this generator: the answer stops too (a no-op once it ended)
             running.cancel()
         # the last values again, not gr.skip(): an API client reads its result from this one
+        name = chooser.indexes.name_of(service)
         yield history, "\n\n".join(references_md(r) for r in found), "", {
-            it_id: [label, r["query"], config] for r in found for label, it_id in _choices([r])}
+            it_id: [label, r["query"], config, name] for r in found for label, it_id in _choices([r])}
 
     return respond
 
@@ -218,13 +247,17 @@ def _offer(searched):
     return gr.update(choices=[(label, i) for i, (label, *_) in (searched or {}).items()], value=None)
 
 
-def _why_opener(service: Service):
+def _why_opener(chooser: Chooser):
     import gradio as gr
 
     def open_why(node_id, searched):
         if not node_id or node_id not in (searched or {}):
             raise gr.Error("Choose a reference first.")
-        _, query, config = searched[node_id]
+        _, query, config, *name = searched[node_id]
+        try:
+            service = chooser.indexes.get(name[0] if name else None)
+        except DgragError as exc:
+            raise _err(exc) from None
         fig, text = _explain(service, query, config, node_id)
         return fig, text, gr.update(open=True)
 
@@ -252,7 +285,7 @@ def _explain(service: Service, query: str, config: dict, node_id: str):
 
 
 # ---- inspector --------------------------------------------------------------------------------
-def _inspector_tab(gr, service: Service) -> None:
+def _inspector_tab(gr, chooser: Chooser) -> None:
     q = gr.Textbox(label="Question", elem_id="inspect-question")
     go = gr.Button("Run dense · ppr · diffusion side by side", variant="primary", elem_id="inspect")
     with gr.Row():
@@ -263,12 +296,13 @@ def _inspector_tab(gr, service: Service) -> None:
         why = gr.Markdown(label="Why each result", elem_id="inspect-why", latex_delimiters=NO_LATEX)
     stages = gr.JSON(label="Stage by stage (diffusion)")
 
-    def inspect(question):
+    def inspect(question, *picked):
         from .graph_picture import explain
 
         if not question or not question.strip():
             raise gr.Error("Type a question first.")
         try:
+            service, _ = chooser.split(picked)
             results = {m: service.retrieve(question, {"method": m, "verbose": True}) for m in cols}
         except Exception as exc:  # noqa: BLE001
             raise _err(exc) from None
@@ -276,8 +310,10 @@ def _inspector_tab(gr, service: Service) -> None:
         fig, text = explain(service.settings.db_path, results["diffusion"])
         return (*mds, fig, "#### Why each diffusion result\n" + text, _stage_summary(service, results["diffusion"]))
 
-    go.click(inspect, [q], [*cols.values(), picture, why, stages], concurrency_limit=4, api_name="inspect")
-    q.submit(inspect, [q], [*cols.values(), picture, why, stages], concurrency_limit=4, api_name=False)
+    go.click(inspect, [q, *chooser.inputs], [*cols.values(), picture, why, stages], concurrency_limit=4,
+             api_name="inspect")
+    q.submit(inspect, [q, *chooser.inputs], [*cols.values(), picture, why, stages], concurrency_limit=4,
+             api_name=False)
 
 
 def _column_md(method: str, r: dict) -> str:
@@ -310,7 +346,7 @@ def _stage_summary(service: Service, r: dict) -> dict:
 
 
 # ---- index ------------------------------------------------------------------------------------
-def _index_tab(gr, service: Service) -> None:
+def _index_tab(gr, service: Service, indexes: Indexes) -> None:
     read_only = " (read-only demo: actions need the admin secret)" if service.read_only else ""
     gr.Markdown("### Build and enrich the index" + read_only)
     secret = gr.Textbox(label="Admin secret", type="password", visible=service.read_only)
@@ -347,7 +383,7 @@ def _index_tab(gr, service: Service) -> None:
     stats_btn.click(lambda: service.stats(), None, stats, api_name="stats")
     snap_btn.click(_snapshotter(service), [secret], snap_file, api_name="snapshot")
     open_btn.click(_opener(service), [secret, upload_db], [saved], api_name="open_index")
-    save_llm.click(_llm_saver(service), [secret, llm_url, llm_model, llm_key], [saved, llm_key], api_name="llm_settings")
+    save_llm.click(_llm_saver(service, indexes), [secret, llm_url, llm_model, llm_key], [saved, llm_key], api_name="llm_settings")
 
 
 def _job_runner(service: Service, name: str):
@@ -436,15 +472,13 @@ def _opener(service: Service):
     return open_file
 
 
-def _llm_saver(service: Service):
+def _llm_saver(service: Service, indexes: Indexes):
     def save(secret, url, model, key):
         try:
             service.check_admin(secret)
         except Exception as exc:  # noqa: BLE001
             raise _err(exc) from None
-        service.settings.llm_base_url, service.settings.llm_model = url.strip(), model.strip()
-        if key:
-            service.settings.llm_api_key = key
+        indexes.set_llm(url.strip(), model.strip(), key)  # every index answers with the one model
         return f"LLM: {model or '(none)'} at {url or '(none)'}; key {'set' if service.settings.llm_api_key else 'not set'}", ""
 
     return save
