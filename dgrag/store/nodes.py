@@ -15,7 +15,7 @@ COLUMNS = (
 #    code, tables and images; entity_name / entity_norm: an entity's display and normalised name
 
 __all__ = ["of_file", "rowids_of", "insert", "update_position", "update", "image_by_sha", "set_image_sha",
-           "delete", "redirect", "by_id", "by_rowids", "of_type", "set_summary", "unreferenced_images",
+           "delete", "redirect", "by_id", "by_rowids", "of_type", "texts_of_type", "set_summary", "unreferenced_images",
            "pending_embedding", "gc_entities", "insert_bulk", "table", "counts"]
 
 
@@ -124,6 +124,12 @@ def by_rowids(con, rowids: Iterable[int]) -> list[dict]:
             d["meta"] = json.loads(d["meta"] or "{}")
             out[d["rowid"]] = d
     return [out[r] for r in rowids if r in out]
+
+
+def texts_of_type(con, kind: str) -> list[tuple[int, str, str]]:
+    """(rowid, breadcrumb, text) of every node of one type, by rowid: the lexical index's corpus."""
+    return con.execute("SELECT rowid, coalesce(breadcrumb, ''), coalesce(text, '') FROM nodes WHERE type=? "
+                       "ORDER BY rowid", (kind,)).fetchall()
 
 
 def of_type(con, kinds: Sequence[str]) -> list[int]:
