@@ -1,6 +1,9 @@
-"""Validate bench/arkui/questions.jsonl against the ArkUI-X corpus, with dgrag's own parser.
+"""Validate the ArkUI-X question files against the corpus, with dgrag's own parser.
 
-    python bench/arkui/check_questions.py [--corpus /path/to/arkui-x-docs] [--questions F]
+    python bench/arkui/check_questions.py [--corpus /path/to/arkui-x-docs] [--questions F ...]
+
+Without --questions it checks both questions.jsonl (the 99 tuned on by earlier sessions) and
+questions_v2.jsonl (the held-out set), each on its own and then together.
 
 Checks: every line is a JSON object with the required fields and allowed values; ids are
 unique; every gold path exists under the corpus root; every gold section is a breadcrumb of a
@@ -8,8 +11,11 @@ chunk of at least one of the question's gold pages (as `dgrag.ingest.markdown.pa
 computes it) and every gold page holds at least one of the gold sections; hops is 1 or 2,
 and 2 only with two or more gold pages (hops 1 may list several pages when the same answer
 is duplicated in them); zh questions point at zh-cn/ pages and en questions at en/ pages;
-no question merely repeats one of its gold headings. Prints counts by lang / hops / kind / split.
-Exit status 1 on any problem.
+no question merely repeats one of its gold headings; split is "dev" exactly for ids whose
+number is a multiple of 3 (en-003, zh-102, ...); ids are unique across all files checked.
+Questions that carry a "style" field (all of questions_v2.jsonl must) have "search" or
+"natural". Prints counts by lang / hops / kind / style / split and the splits crossed with
+lang, hops and style. Exit status 1 on any problem.
 """
 from __future__ import annotations
 
@@ -29,7 +35,10 @@ from dgrag.ingest.markdown import parse_page  # noqa: E402
 DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus" / "arkui-x-docs"
 REQUIRED = ("id", "lang", "question", "gold_paths", "gold_sections", "hops", "kind", "split")
 KINDS = {"howto", "api", "concept", "troubleshoot", "config", "keyword"}
+STYLES = {"search", "natural"}
 PREFIX = {"en": "en/", "zh": "zh-cn/"}
+DEFAULT_FILES = (HERE / "questions.jsonl", HERE / "questions_v2.jsonl")
+STYLE_REQUIRED = {"questions_v2.jsonl"}
 
 
 def norm(s: str) -> str:
@@ -43,15 +52,17 @@ def breadcrumbs(corpus: Path, rel: str, cache: dict) -> set[str]:
     return cache[rel]
 
 
-def check(questions: Path, corpus: Path) -> tuple[list[dict], list[str]]:
+def check(questions: Path, corpus: Path, seen: set[str] | None = None,
+          cache: dict | None = None) -> tuple[list[dict], list[str]]:
     errors: list[str] = []
     rows: list[dict] = []
-    seen: set[str] = set()
-    cache: dict[str, set[str]] = {}
+    seen = set() if seen is None else seen
+    cache = {} if cache is None else cache
+    need_style = questions.name in STYLE_REQUIRED
     for n, line in enumerate(questions.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
             continue
-        where = f"line {n}"
+        where = f"{questions.name} line {n}"
         try:
             q = json.loads(line)
         except json.JSONDecodeError as e:
@@ -61,11 +72,19 @@ def check(questions: Path, corpus: Path) -> tuple[list[dict], list[str]]:
         if missing:
             errors.append(f"{where}: missing {missing}")
             continue
-        where = f"{q['id']} (line {n})"
+        where = f"{q['id']} ({questions.name} line {n})"
         rows.append(q)
         if q["id"] in seen:
             errors.append(f"{where}: duplicate id")
         seen.add(q["id"])
+        m = re.fullmatch(r"(en|zh)-(\d{3,})", str(q["id"]))
+        if not m or m.group(1) != q["lang"]:
+            errors.append(f"{where}: id must be <lang>-<number>")
+        elif q["split"] != ("dev" if int(m.group(2)) % 3 == 0 else "test"):
+            errors.append(f"{where}: split must be dev exactly for ids divisible by 3")
+        if "style" in q or need_style:
+            if q.get("style") not in STYLES:
+                errors.append(f"{where}: style {q.get('style')!r} not in {sorted(STYLES)}")
         if q["lang"] not in PREFIX:
             errors.append(f"{where}: lang must be en or zh")
         if q["kind"] not in KINDS:
@@ -98,17 +117,36 @@ def check(questions: Path, corpus: Path) -> tuple[list[dict], list[str]]:
     return rows, errors
 
 
+def composition(name: str, rows: list[dict]) -> None:
+    pages = {p for q in rows for p in q["gold_paths"]}
+    print(f"{name}: {len(rows)} questions, {len(pages)} distinct gold pages, "
+          f"{sum(bool(q['gold_sections']) for q in rows)} with section gold")
+    for key in ("lang", "hops", "kind", "style", "split"):
+        c = Counter(q.get(key, "-") for q in rows)
+        print(f"  by {key}: " + ", ".join(f"{k}={v}" for k, v in sorted(c.items(), key=str)))
+    for key in ("lang", "hops", "style"):
+        c = Counter((str(q.get(key, "-")), q["split"]) for q in rows)
+        print(f"  {key} x split: " + ", ".join(f"{a}/{b}={v}" for (a, b), v in sorted(c.items())))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
-    ap.add_argument("--questions", type=Path, default=HERE / "questions.jsonl")
+    ap.add_argument("--questions", type=Path, action="append",
+                    help="a question file (repeatable); default: questions.jsonl and questions_v2.jsonl")
     args = ap.parse_args()
-    rows, errors = check(args.questions, args.corpus)
-    print(f"{len(rows)} questions, {len({p for q in rows for p in q['gold_paths']})} distinct gold pages")
-    for key in ("lang", "hops", "kind", "split"):
-        print(f"  by {key}: " + ", ".join(f"{k}={v}" for k, v in sorted(Counter(q[key] for q in rows).items())))
-    by = Counter((q["lang"], q["split"]) for q in rows)
-    print("  lang x split: " + ", ".join(f"{l}/{s}={v}" for (l, s), v in sorted(by.items())))
+    files = args.questions or [f for f in DEFAULT_FILES if f.is_file()]
+    seen: set[str] = set()
+    cache: dict = {}
+    everything: list[dict] = []
+    errors: list[str] = []
+    for f in files:
+        rows, errs = check(f, args.corpus, seen, cache)
+        composition(f.name, rows)
+        everything += rows
+        errors += errs
+    if len(files) > 1:
+        composition("all files", everything)
     for e in errors:
         print("ERROR", e)
     print("FAIL" if errors else "OK")
