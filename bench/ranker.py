@@ -8,7 +8,7 @@
 folder (mq_llm, mq_off, arkui_struct, arkui_off) with `verbose`, and keeps the candidates'
 features and what each candidate is (page, section, passage). `fit` searches the weights by
 coordinate ascent on the dev questions of every configuration at once (the sum of R@1, R@2,
-R@5 and section R@5 over the configurations: one set of weights for every corpus, as the
+R@5, section R@5 and cross-page both-pages R@5 over the configurations: one set of weights for every corpus, as the
 default must be), so a weight that only helps one corpus costs on the others. `show` prints
 recall of dense (the base feature alone) and of the weights, per configuration and split.
 MuSiQue-100 has no split of its own: every third question (0, 3, 6, ...) is dev (`bench.retrieval.split_of`).
@@ -90,7 +90,7 @@ def objective(data: dict, w: np.ndarray, split: str) -> float:
     total = 0.0
     for rows in data["configs"].values():
         s = summary(rows, w, split)
-        total += s["R@1"] + s["R@2"] + s["R@5"] + s.get("S@5", 0.0)
+        total += s["R@1"] + s["R@2"] + s["R@5"] + s.get("S@5", 0.0) + s.get("both@5", 0.0)
     return total
 
 

@@ -80,6 +80,9 @@ class RetrievalConfig:
     # PPR (HippoRAG 2)
     ppr_damping: float = 0.5
     ppr_passage_weight: float = 0.05
+    # the method `ppr` gives dense's passages when the walk's best pages share none with dense's
+    # best (`spread_trust_*`): offline, with no LLM to filter the facts, such seeds are noise
+    ppr_fallback: bool = True
     ppr_passage_top_k: int = 0  # passages that get restart mass (best dense first); 0 = all (HippoRAG 2)
     # push (local forward push, cost follows the reset mass: the default) | scipy (power
     # iteration over the whole graph) | igraph (prpack); push is within eps * degree per node

@@ -223,7 +223,8 @@ def run_ppr(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact: list[
     # come from the walk, which reaches them from those passages). Offline there is no LLM to
     # filter the facts, so seeds that lead nowhere dense agrees with (not one page of the
     # walk's best among dense's best: `graph_trust` 0) count as no seeds (`fallback`).
-    useless = fallback and entity_seeded and graph_trust(li.page_of(), cfg, dense_ids, ranked["chunk"]) == 0.0
+    useless = (fallback and cfg.ppr_fallback and entity_seeded
+               and graph_trust(li.page_of(), cfg, dense_ids, ranked["chunk"]) == 0.0)
     if not entity_seeded or useless:
         ranked["chunk"] = list(zip(dense_ids.tolist(), routes["chunk"].score.tolist()))
     return Stage3Result(ranked, trace={"reset_nodes": int((reset > 0).sum()), "entity_seeded": entity_seeded,
