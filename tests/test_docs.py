@@ -1,0 +1,323 @@
+"""The documentation says what the code does: docs/configuration.md is generated from config.py
+and lists every field; the README stays short, its links and pictures exist, and every command
+in its code blocks is run here (or, for the test suite itself, by CI)."""
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from dgrag import config
+from dgrag.config import RetrievalConfig, Settings
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+CONFIG_DOC = DOCS / "configuration.md"
+# written on another branch (the MCP / OpenAI-compatible clients); the links to it are checked
+# once it exists
+PENDING = {DOCS / "clients.md"}
+
+
+def _config_doc():
+    spec = importlib.util.spec_from_file_location("config_doc", ROOT / "scripts" / "config_doc.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["config_doc"] = module  # dataclasses look their module up while the class is made
+    spec.loader.exec_module(module)
+    return module
+
+
+# ---- docs/configuration.md ---------------------------------------------------------------------
+def test_the_configuration_page_is_what_the_generator_writes_from_the_code():
+    assert CONFIG_DOC.read_text(encoding="utf-8") == _config_doc().render(), \
+        "docs/configuration.md is out of date: run python scripts/config_doc.py"
+
+
+def test_every_field_has_a_description():
+    assert _config_doc().undocumented() == []
+
+
+def test_a_field_without_a_comment_is_reported_undocumented():
+    gen = _config_doc()
+    source = (ROOT / "dgrag" / "config.py").read_text(encoding="utf-8")
+    bare = source.replace('    chat_max_images: int = 3  # images sent to the model with one answer, at most\n',
+                          '    chat_max_images: int = 3\n')
+    assert bare != source, "the test's field line changed: pick another field"
+    assert gen.undocumented(bare) == ["chat_max_images"]
+
+
+def test_the_check_fails_on_a_stale_page_and_passes_on_a_fresh_one(tmp_path, monkeypatch, capsys):
+    gen = _config_doc()
+    monkeypatch.setattr(gen, "OUT", tmp_path / "configuration.md")
+    (tmp_path / "configuration.md").write_text(gen.render().replace("`DGRAG_DB_PATH`", "`DGRAG_DB`"))
+    assert gen.main(["--check"]) == 1
+    assert "out of date" in capsys.readouterr().err
+    assert gen.main([]) == 0 and gen.main(["--check"]) == 0
+
+
+def _rows(text: str) -> dict[str, list[str]]:
+    """Table rows of the page, by the field name in their first cell."""
+    out = {}
+    for line in text.splitlines():
+        m = re.match(r"\| `(\w+)` \| (.*) \|$", line)
+        if m:
+            out[m.group(1)] = [c.strip() for c in re.split(r"(?<!\\)\|", m.group(2))]
+    return out
+
+
+def _read_default(cell: str, field_type: str):
+    """A default cell read back into a value, independently of the generator's rendering."""
+    text = re.sub(r" \(`[^`]*`\)$", "", cell).strip()
+    if text == "unset":
+        return None
+    text = text.strip("`")
+    if field_type == "bool":
+        return {"true": True, "false": False}[text]
+    if field_type == "int":
+        return int(text)
+    if field_type == "float":
+        return float(text)
+    if "Path" in field_type:
+        return (config.PROJECT_ROOT / text).resolve()
+    return "" if text == '""' else text
+
+
+def _all_fields():
+    yield from ((f, Settings) for f in dataclasses.fields(Settings) if f.name != "retrieval")
+    yield from ((f, RetrievalConfig) for f in dataclasses.fields(RetrievalConfig))
+
+
+def test_every_field_has_a_row_with_its_variable_type_and_the_codes_default():
+    rows = _rows(CONFIG_DOC.read_text(encoding="utf-8"))
+    defaults = {**dataclasses.asdict(Settings()), **dataclasses.asdict(RetrievalConfig())}
+    for f, cls in _all_fields():
+        assert f.name in rows, f"{f.name} has no row in docs/configuration.md"
+        env, typ, default = rows[f.name][:3]
+        prefix = "DGRAG_RETRIEVAL_" if cls is RetrievalConfig else "DGRAG_"
+        assert env.split(", ")[0] == f"`{prefix}{f.name.upper()}`"
+        assert typ.replace("\\|", "|") == f"`{f.type}`"
+        want = defaults[f.name]
+        got = _read_default(default, str(f.type))
+        assert got == (want.resolve() if isinstance(want, Path) else want), f.name
+
+
+def _sample(f: dataclasses.Field, description: str) -> str:
+    """A value for the field's variable that differs from its default and is accepted."""
+    if f.type == "bool":
+        return "false" if f.default else "true"
+    if f.type in ("int", "float"):
+        return str(f.default + 1) if f.type == "int" else str(f.default / 2 or 0.5)
+    if "Path" in str(f.type):
+        return "/tmp/dgrag-doc-check"
+    if f.name in {g.name for g in dataclasses.fields(RetrievalConfig)}:  # checked values: a documented choice
+        for word in re.findall(r"[a-z][a-z0-9-]*", description):
+            if word != f.default:
+                try:
+                    RetrievalConfig().merged({f.name: word})
+                    return word
+                except config.ConfigError:
+                    continue
+        raise AssertionError(f"the description of {f.name} names no other value the code accepts")
+    return "doc-check"
+
+
+def test_each_documented_variable_sets_its_field():
+    rows = _rows(CONFIG_DOC.read_text(encoding="utf-8"))
+    for f, cls in _all_fields():
+        env_cell, description = rows[f.name][0], rows[f.name][-1]
+        value = _sample(f, description)
+        for var in re.findall(r"`(\w+)`", env_cell):
+            s = Settings.from_env({var: value})
+            got = getattr(s.retrieval if cls is RetrievalConfig else s, f.name)
+            assert got != getattr(Settings() if cls is Settings else RetrievalConfig(), f.name), (var, value)
+
+
+# ---- README: short, linked, pictured -----------------------------------------------------------
+def test_the_readme_is_read_in_five_minutes():
+    assert len(README.read_text(encoding="utf-8").splitlines()) <= 200
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor of a heading."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower().replace("`", ""))
+    return text.replace(" ", "-")
+
+
+def _links(page: Path):
+    text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.S)
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if not re.match(r"[a-z]+:", target):
+            yield target
+
+
+@pytest.mark.parametrize("page", [README, *sorted(DOCS.glob("*.md"))], ids=lambda p: p.name)
+def test_links_lead_to_files_and_headings_that_exist(page):
+    for target in _links(page):
+        path, _, anchor = target.partition("#")
+        dest = (page.parent / path).resolve() if path else page
+        if dest in PENDING and not dest.exists():
+            continue
+        assert dest.exists(), f"{page.name}: {target} does not exist"
+        if anchor and dest.suffix == ".md":
+            headings = re.findall(r"^#+ (.+)$", dest.read_text(encoding="utf-8"), flags=re.M)
+            assert anchor in {_slug(h) for h in headings}, f"{page.name}: no heading #{anchor} in {dest.name}"
+
+
+def test_the_readmes_pictures_are_committed_and_small():
+    pictures = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", README.read_text(encoding="utf-8"))
+    assert len(pictures) >= 2
+    for picture in pictures:
+        path = ROOT / picture
+        assert path.exists() and path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", picture
+        assert path.stat().st_size < 150_000, f"{picture} is {path.stat().st_size} bytes"
+
+
+# ---- README: every command in its code blocks runs ---------------------------------------------
+def readme_commands(text: str) -> list[list[str]]:
+    """The commands of the README's bash blocks, as argument lists: continuation lines joined,
+    comments dropped."""
+    out = []
+    for block in re.findall(r"^```(?:bash|sh|shell)\n(.*?)^```", text, flags=re.S | re.M):
+        for line in block.replace("\\\n", " ").splitlines():
+            argv = shlex.split(line, comments=True)
+            if argv:
+                out.append(argv)
+    return out
+
+
+def test_commands_are_read_from_bash_blocks_with_continuations_and_comments():
+    text = "```bash\nfoo --a 'x y' \\\n    --b 1   # why\n\n# only a comment\n```\n```text\nnot me\n```\n"
+    assert readme_commands(text) == [["foo", "--a", "x y", "--b", "1"]]
+
+
+def _ci_runs(command: list[str]) -> bool:
+    """Does .ci/run (what CI executes) run this command on a line of its own?"""
+    lines = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    return any(shlex.split(line, comments=True) == command for line in lines)
+
+
+def _split_env(argv: list[str]) -> tuple[dict[str, str], list[str]]:
+    env = {}
+    while argv and re.match(r"[A-Z_][A-Z0-9_]*=", argv[0]):
+        name, _, value = argv[0].partition("=")
+        env[name] = value
+        argv = argv[1:]
+    return env, argv
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _serves(argv: list[str], env: dict[str, str]) -> None:
+    """Start a command that serves the app, wait until /health has the index loaded, stop it."""
+    port = _free_port()
+    env = {**env, "DGRAG_SERVER_PORT": str(port)}
+    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        deadline = time.time() + 300
+        while True:
+            assert proc.poll() is None, f"{shlex.join(argv)} exited: {proc.stderr.read()[-2000:]}"
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=5) as resp:
+                    import json
+
+                    health = json.load(resp)
+                if health.get("index_loaded"):
+                    break
+            except OSError:
+                pass
+            assert time.time() < deadline, f"{shlex.join(argv)}: no healthy answer in 300 s"
+            time.sleep(0.5)
+        assert health["status"] == "ok"
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+
+@pytest.fixture
+def readme_places(tmp_path, fixture_index, openai_server):
+    """What the README's placeholders stand for here: the fixture pages, files in tmp_path, a
+    loopback OpenAI-protocol server for both the LLM and the embeddings server."""
+    shutil.copytree(ROOT / "tests" / "fixtures" / "docs", tmp_path / "docs")
+    shutil.copy(fixture_index[0].db_path, tmp_path / "demo.db")
+    bin_dir = Path(sys.executable).parent
+    return {"path/to/your-docs": str(tmp_path / "docs"), "my.db": str(tmp_path / "my.db"),
+            "served.db": str(tmp_path / "served.db"), "http://localhost:8000/v1": openai_server.url + "/v1",
+            "http://localhost:8080/v1": openai_server.url + "/v1", ".venv/bin/": str(bin_dir) + "/"}
+
+
+def _placed(argv: list[str], places: dict[str, str]) -> list[str]:
+    out = []
+    for arg in argv:
+        for placeholder, here in places.items():
+            arg = re.sub(r"(?<![\w.])" + re.escape(placeholder) + r"(?![\w])", here, arg) \
+                if placeholder[0].isalnum() else arg.replace(placeholder, here)
+        out.append(arg)
+    return out
+
+
+def _check(command: list[str], places: dict[str, str], base: dict[str, str], demo_db: Path) -> None:
+    """Run one README command as a reader would, with the placeholders filled in."""
+    env, argv = _split_env(_placed(command, places))
+    env = {**base, **env}
+    shown = shlex.join(command)
+    if command == ["bash", "scripts/test.sh"]:  # the suite itself: CI runs it
+        assert _ci_runs(command), f"{shown}: .ci/run does not run it"
+    elif command[:2] == ["bash", "scripts/start.sh"]:  # installs into .venv, then serves the demo
+        # the demo's own first build takes half an hour (check_install.sh runs it): here it serves an indexed copy
+        _serves(argv, {**env, "DGRAG_DB_PATH": str(demo_db)})
+    elif argv[0].endswith("/dgrag") and argv[1:2] == ["serve"]:
+        _serves(argv, env)
+    elif argv[0].endswith("/dgrag"):
+        proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+        assert proc.returncode == 0, f"{shown}: exit {proc.returncode}\n{proc.stderr[-3000:]}"
+        if argv[1:2] == ["query"]:
+            assert "ArkUI-X" in proc.stdout, f"{shown}: {proc.stdout[-2000:]}"
+    else:
+        pytest.fail(f"the README's command {shown} is run by no test: add a check for it here")
+
+
+def _clean_env() -> dict[str, str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith("DGRAG_")}
+    base.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", GRADIO_ANALYTICS_ENABLED="False",
+                PATH=f"{Path(sys.executable).parent}{os.pathsep}{base.get('PATH', '')}")
+    return base
+
+
+def test_a_command_no_test_runs_fails_and_ci_is_read_for_what_it_runs(tmp_path):
+    with pytest.raises(pytest.fail.Exception, match="run by no test"):
+        _check(["curl", "-s", "localhost:7860/health"], {}, _clean_env(), tmp_path / "none.db")
+    assert _ci_runs(["bash", "scripts/test.sh"]) and not _ci_runs(["bash", "scripts/start.sh"])
+    with pytest.raises(AssertionError, match="exit 2"):
+        _check([".venv/bin/dgrag", "index", "--no-such-flag"], {".venv/bin/": str(Path(sys.executable).parent) + "/"},
+               _clean_env(), tmp_path / "none.db")
+
+
+def test_every_readme_command_runs(readme_places, tmp_path):
+    commands = readme_commands(README.read_text(encoding="utf-8"))
+    assert len(commands) >= 8
+    base = _clean_env()
+    for command in commands:  # in the README's order: the index is built before it is queried
+        _check(command, readme_places, base, tmp_path / "demo.db")
