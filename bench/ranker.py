@@ -29,6 +29,9 @@ from .retrieval import ARKUI_QUESTIONS, ARKUI_V2, questions_for
 
 CONFIGS = {"mq_llm": ("mq_llm.db", "musique"), "mq_off": ("mq_off.db", "musique"),
            "arkui_struct": ("arkui_struct.db", "arkui"), "arkui_off": ("arkui_off.db", "arkui")}
+# a weight of 0 leaves a feature's work (and its candidates) out: the dump turns every one on,
+# the fit ranks from the features alone
+EVERY_SOURCE = {f"rank_w_{f}": 1e-6 for f in FEATURES if f != "base"}
 GRID = [0.0, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0]
 
 
@@ -45,7 +48,7 @@ def dump(work: Path, arkui_files: list[Path]) -> dict:
         rows = []
         with Store(path, readonly=True) as st:
             for q in questions_for(kind, arkui_files):
-                res = retriever.search(q["question"], {"verbose": True})
+                res = retriever.search(q["question"], {"verbose": True, **EVERY_SOURCE})
                 rk = res.trace["stage3"]["ranking"]
                 rowids = [int(r) for r in rk["nodes"]]
                 nodes = {n["rowid"]: n for n in st.nodes.by_rowids(rowids)}

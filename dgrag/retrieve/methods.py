@@ -86,11 +86,12 @@ def run_diffusion(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact:
     quotas = {t: q for t, q in quotas.items() if li.nodes_of_type(t).size > 0}
     weighted = cfg.rank_mode == "evidence"
     graph, trust = [], 0.0
-    if (facts.positions.size or exact) and (weighted or cfg.spread_graph_fusion > 0 or cfg.spread_evidence_weight > 0):
+    wants_walk = cfg.rank_w_ppr > 0 if weighted else (cfg.spread_graph_fusion > 0 or cfg.spread_evidence_weight > 0)
+    if (facts.positions.size or exact) and wants_walk:
         graph = run_ppr(li, cfg, qv, routes, exact, dense, fallback=False).ranked["chunk"][:cfg.spread_chunk_k]
         trust = 1.0 if weighted else graph_trust(li.page_of(), cfg, chunks.positions, graph)
     ev_weight = 0.0 if weighted else cfg.spread_evidence_weight * trust  # the ranking weighs it instead
-    ev = fact_evidence(li, facts, exact) if (ev_weight > 0 or weighted) else None
+    ev = fact_evidence(li, facts, exact) if (ev_weight > 0 or (weighted and cfg.rank_w_evidence > 0)) else None
     res = diffuse(li.ga, sim, seeds, mandatory, quotas=quotas, max_expansions=cfg.spread_max_expansions,
                   per_node_neighbor_limit=cfg.spread_per_node_neighbor_limit,
                   max_frontier_size=cfg.spread_max_frontier_size, min_enqueue_score=cfg.spread_min_enqueue_score,
@@ -118,9 +119,11 @@ def run_diffusion(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact:
 
 def _weighted_chunks(li, cfg: RetrievalConfig, query: str, chunks: Route, walked, graph, ev, dense):
     """The chunk ranking of `rank_mode: evidence` (ranking.py), and its features for the trace."""
-    lexical = li.lexical()
-    lex_rows, _ = lexical
-    lexical = (lex_rows, lexical[1].scores(query) if query else np.zeros(lex_rows.size))
+    if cfg.rank_w_lexical > 0 and query:  # a weight of 0 costs nothing: no index built, no candidates
+        lex_rows, index = li.lexical()
+        lexical = (lex_rows, index.scores(query))
+    else:
+        lexical = (np.zeros(0, np.int64), np.zeros(0))
     walk, ppr = dict(walked), dict(graph)
     cands = ranking.candidates(li, cfg, chunks, lexical, walk, ppr, dense)
     F = ranking.features(li, cfg, cands, chunks, lexical, walk, ppr, ev, dense)
