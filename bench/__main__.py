@@ -9,6 +9,7 @@ Medians over repeats; ratios are measured in the same run (the machines are shar
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import resource
@@ -133,8 +134,8 @@ def p2(db: Path, repeat: int) -> dict:
 
 
 def p2_stage3(db: Path, repeat: int) -> dict:
-    """The whole default stage 3 at this scale (cosine of every node, the walk that decides the
-    graph's trust, diffusion, rank fusion), with the walk by local push (default) vs SciPy power
+    """The whole default stage 3 at this scale (cosine of every node, the fact-seeded walk,
+    diffusion, the weighted ranking with its corpus-wide lexical scores; and the trust rule before it), with the walk by local push (default) vs SciPy power
     iteration, and as configured before the walk was bounded (restart on every passage, eps 1e-7)."""
     from dgrag.config import RetrievalConfig
     from dgrag.retrieve.loaded import load_index
@@ -154,12 +155,15 @@ def p2_stage3(db: Path, repeat: int) -> dict:
 
     out = {}
     before = RetrievalConfig(spread_trust_full=0, ppr_passage_top_k=0, ppr_push_eps=1e-7)  # issue 14's start
-    for name, cfg in (("stage3_default_p50_ms", RetrievalConfig()), ("stage3_before_p50_ms", before),
-                      ("stage3_scipy_fusion_p50_ms", RetrievalConfig(ppr_engine="scipy")),
-                      ("stage3_no_fusion_p50_ms", RetrievalConfig(spread_graph_fusion=0))):
+    text = "how do I pass parameters to router pushUrl"  # the lexical feature scores every chunk
+    for name, cfg in (("stage3_default_p50_ms", RetrievalConfig()),
+                      ("stage3_trust_rule_p50_ms", RetrievalConfig(rank_mode="trust")),
+                      ("stage3_before_p50_ms", dataclasses.replace(before, rank_mode="trust")),
+                      ("stage3_scipy_fusion_p50_ms", RetrievalConfig(ppr_engine="scipy", rank_mode="trust")),
+                      ("stage3_no_fusion_p50_ms", RetrievalConfig(spread_graph_fusion=0, rank_mode="trust"))):
         qs = [query() for _ in range(max(3, repeat // 2))]
-        run_diffusion(li, cfg, *qs[0], [])  # compile and build caches outside the timing
-        out[name] = round(1000 * statistics.median([timed(lambda: run_diffusion(li, cfg, qv, r, []), 1)[0]
+        run_diffusion(li, cfg, *qs[0], [], text)  # compile and build caches outside the timing
+        out[name] = round(1000 * statistics.median([timed(lambda: run_diffusion(li, cfg, qv, r, [], text), 1)[0]
                                                     for qv, r in qs]), 1)
     return out
 

@@ -1,7 +1,7 @@
 """Recall of dense, ppr and diffusion on the four configurations of the README's retrieval table,
-each method on the same index, with the per-question pairs against dense.
+each method on the same index, dev and test splits apart, with the per-question pairs against dense.
 
-    python -m bench.retrieval --work DIR [--build] [--json]
+    python -m bench.retrieval --work DIR [--build] [--json] [--split dev|test]
 
 DIR holds (or, with --build, gets) one index per configuration:
 - mq_llm.db:    MuSiQue-100 passages + HippoRAG's gpt-3.5 OpenIE (import-passages, import-openie)
@@ -9,7 +9,9 @@ DIR holds (or, with --build, gets) one index per configuration:
 - arkui_struct.db: the whole ArkUI-X corpus, structural layer only (index)
 - arkui_off.db: the same + the offline semantic layer (enrich --step all)
 Building them embeds ~150k texts with the default embedder: about an hour on 2 cores.
-"diffusion (before)" is the diffusion as it was before the graph-trust rule (BEFORE below).
+The ArkUI-X questions are bench/arkui's two sets (questions.jsonl, questions_v2.jsonl), each with
+its own dev / test split; MuSiQue-100's split is `split_of` (every third question
+is dev). "diffusion (trust rule)" is the chunk ranking before the weighted one (`rank_mode: trust`).
 """
 from __future__ import annotations
 
@@ -20,22 +22,21 @@ import sys
 from pathlib import Path
 
 from dgrag.config import Settings
-from dgrag.evaluation.recall import evaluate
+from dgrag.evaluation.recall import evaluate, load_questions
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 MUSIQUE = SHARED / "bench" / "musique"
 CORPUS = ROOT / "data" / "arkui-x-docs"  # the copy shipped with the repo
 ARKUI_QUESTIONS = ROOT / "bench" / "arkui" / "questions.jsonl"
-KS = [1, 5, 10]
-# the diffusion as it was before the graph-trust rule: the graph always trusted in full, its walk
-# restarting on every passage at push eps 1e-7
-BEFORE = {"spread_trust_full": 0, "ppr_passage_top_k": 0, "ppr_push_eps": 1e-7}
-CONFIGS = {  # name: (index file, questions)
-    "MuSiQue-100, LLM OpenIE (gpt-3.5)": ("mq_llm.db", MUSIQUE / "musique_train_gold.jsonl"),
-    "MuSiQue-100, offline OpenIE": ("mq_off.db", MUSIQUE / "musique_train_gold.jsonl"),
-    "ArkUI-X, structural layer only": ("arkui_struct.db", ARKUI_QUESTIONS),
-    "ArkUI-X, offline semantic layer": ("arkui_off.db", ARKUI_QUESTIONS),
+ARKUI_V2 = ROOT / "bench" / "arkui" / "questions_v2.jsonl"
+KS = [1, 2, 5, 10]
+BEFORE = {"rank_mode": "trust"}  # the chunk ranking before the weighted one
+CONFIGS = {  # name: (index file, question set)
+    "MuSiQue-100, LLM OpenIE (gpt-3.5)": ("mq_llm.db", "musique"),
+    "MuSiQue-100, offline OpenIE": ("mq_off.db", "musique"),
+    "ArkUI-X, structural layer only": ("arkui_struct.db", "arkui"),
+    "ArkUI-X, offline semantic layer": ("arkui_off.db", "arkui"),
 }
 
 
@@ -61,32 +62,60 @@ def build(work: Path) -> None:
         _dgrag("enrich", "--db", str(work / "arkui_off.db"), "--step", "all")
 
 
-def measure(work: Path, split: str | None = None) -> dict:
+def split_of(position: int) -> str:
+    return "dev" if position % 3 == 0 else "test"
+
+
+def questions_for(kind: str, arkui_files: list[Path]) -> list[dict]:
+    if kind == "musique":
+        qs = load_questions(MUSIQUE / "musique_train_gold.jsonl")
+        return [{**q, "split": split_of(i)} for i, q in enumerate(qs)]
+    return [q for f in arkui_files for q in load_questions(f)]
+
+
+def question_file(work: Path, kind: str) -> Path:
+    """One JSONL of the set with its splits: MuSiQue's split written in, ArkUI-X's two files
+    joined (each question keeps its own split)."""
+    out = work / f"questions_{kind}.jsonl"
+    files = [f for f in (ARKUI_QUESTIONS, ARKUI_V2) if f.exists()]
+    out.write_text("".join(json.dumps(q, ensure_ascii=False) + "\n" for q in questions_for(kind, files)),
+                   encoding="utf-8")
+    return out
+
+
+def measure(work: Path, splits=("dev", "test")) -> dict:
     out = {}
-    for name, (db, questions) in CONFIGS.items():
+    for name, (db, kind) in CONFIGS.items():
         if not (work / db).exists():
             continue
         settings = Settings.from_env(db_path=work / db)
-        part = split if questions == ARKUI_QUESTIONS else None  # MuSiQue has no splits
-        now = evaluate(settings, questions, ["dense", "ppr", "diffusion"], KS, split=part)
-        before = evaluate(settings, questions, ["dense", "diffusion"], KS, BEFORE, split=part)
-        now["methods"]["diffusion (before)"] = before["methods"]["diffusion"]
-        now["paired"]["diffusion (before)_vs_dense"] = before["paired"]["diffusion_vs_dense"]
-        out[name] = now
+        questions = question_file(work, kind)
+        for split in splits:
+            now = evaluate(settings, questions, ["dense", "ppr", "diffusion"], KS, split=split)
+            before = evaluate(settings, questions, ["dense", "diffusion"], KS, BEFORE, split=split)
+            now["methods"]["diffusion (trust rule)"] = before["methods"]["diffusion"]
+            now["paired"]["diffusion (trust rule)_vs_dense"] = before["paired"]["diffusion_vs_dense"]
+            out[f"{name} | {split}"] = now
     return out
 
 
 def table(results: dict) -> str:
-    head = "| configuration | questions | method | " + " | ".join(f"R@{k}" for k in KS) + \
-           " | vs dense, per question at R@1 / R@5 (better/worse/equal) |"
-    lines = [head, "|" + "---|" * (len(KS) + 4)]
-    for name, rep in results.items():
+    cols = [f"R@{k}" for k in KS] + ["S@1", "S@5", "S@10", "both@5"]
+    head = "| configuration | split | n | method | " + " | ".join(cols) + \
+        " | vs dense at R@1 / R@2 / R@5 (+better/-worse/=equal) |"
+    lines = [head, "|" + "---|" * (len(cols) + 5)]
+    for key, rep in results.items():
+        name, split = key.split(" | ")
         for method, r in rep["methods"].items():
             pair = rep["paired"].get(f"{method}_vs_dense")
             vs = " / ".join(f"+{pair[str(k)]['better']}/-{pair[str(k)]['worse']}/={pair[str(k)]['equal']}"
-                            for k in (1, 5)) if pair else ""
-            recall = " | ".join(f"{100 * r['recall'][str(k)]:.1f}" for k in KS)
-            lines.append(f"| {name} | {rep['n']} | {method} | {recall} | {vs} |")
+                            for k in (1, 2, 5)) if pair else ""
+            vals = [r["recall"][str(k)] for k in KS]
+            vals += [r.get("section_recall", {}).get(str(k)) for k in (1, 5, 10)]
+            vals += [r.get("cross_page_both", {}).get("5")]
+            cells = " | ".join("" if v is None else f"{100 * v:.1f}" for v in vals)
+            n = f"{rep['n']}" + (f" ({r['n_cross_page']} cross)" if "n_cross_page" in r else "")
+            lines.append(f"| {name} | {split} | {n} | {method} | {cells} | {vs} |")
     return "\n".join(lines)
 
 
@@ -94,12 +123,12 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--work", type=Path, required=True)
     ap.add_argument("--build", action="store_true", help="build the missing indexes first (about an hour)")
-    ap.add_argument("--split", default=None, help="only ArkUI-X questions of this split (dev | test)")
+    ap.add_argument("--split", default=None, help="only this split (dev | test); default both")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     if args.build:
         build(args.work)
-    results = measure(args.work, args.split)
+    results = measure(args.work, (args.split,) if args.split else ("dev", "test"))
     print(json.dumps(results, indent=2) if args.json else table(results))
 
 

@@ -68,9 +68,27 @@ class RetrievalConfig:
     spread_trust_dense_k: int = 20  # dense recall's best passages the walk's pages are compared with
     spread_trust_floor: float = 0.34  # no trust at or below this share
     spread_trust_full: float = 0.66  # full trust from this share (0 = always trusted)
+    ## The chunk ranking (retrieve/ranking.py)
+    # `evidence` weighs every kind of evidence per candidate in one linear score, the weights
+    # fitted on the bench sets' dev splits (`python -m bench.ranker`); `trust` is the rule
+    # before it (the graph's evidence on or off per question by `spread_trust_*`)
+    rank_mode: str = "evidence"
+    rank_candidate_k: int = 50  # candidates from each source: stage 2, lexical, the walk, PPR
+    rank_link_k: int = 5  # the best base passages whose linked pages count as `link` evidence
+    rank_w_base: float = 1.0  # weight of the stage-2 score (min-max over its candidates)
+    rank_w_dense: float = 0.0  # weight of the cosine margin to the best candidate
+    rank_w_lexical: float = 0.0  # weight of corpus-wide identifier-aware BM25 over its best
+    rank_w_page: float = 0.0  # weight of the page's cosine margin to the best candidate page
+    rank_w_walk: float = 0.0  # weight of the cost-aware diffusion's score over its best
+    rank_w_ppr: float = 0.0  # weight of the fact-seeded PPR score over its best
+    rank_w_evidence: float = 0.0  # weight of facts and named entities pointing at the passage
+    rank_w_link: float = 0.0  # weight of a jump link to or from one of the best base passages' pages
     ## PPR (HippoRAG 2)
     ppr_damping: float = 0.5  # the walk's damping (below 1)
     ppr_passage_weight: float = 0.05  # restart mass on passages, beside the entities'
+    # the method `ppr` gives dense's passages when the walk's best pages share none with dense's
+    # best (`spread_trust_*`): offline, with no LLM to filter the facts, such seeds are noise
+    ppr_fallback: bool = True
     ppr_passage_top_k: int = 0  # passages that get restart mass (best dense first); 0 = all (HippoRAG 2)
     # push (local forward push, cost follows the reset mass: the default) | scipy (power
     # iteration over the whole graph) | igraph (prpack); push is within eps * degree per node
@@ -107,7 +125,7 @@ class RetrievalConfig:
                 raise ConfigError(f"unknown retrieval parameter: {_short(key)}")
             changes[key] = _coerce(value, known[key].type, key)
         merged = dataclasses.replace(self, **changes)
-        for name, allowed in (("method", ("diffusion", "ppr", "dense")),
+        for name, allowed in (("method", ("diffusion", "ppr", "dense")), ("rank_mode", ("evidence", "trust")),
                               ("final_rerank_backend", ("none", "cross-encoder", "llm")),
                               ("vector_search", ("numpy", "sqlite-vec")), ("spread_engine", ("jit", "python")),
                               ("ppr_engine", ("push", "scipy", "igraph"))):
@@ -141,11 +159,14 @@ MAX_BOUNDS = {"spread_time_budget_s": 10.0, "spread_max_expansions": 1_000_000,
               "spread_max_frontier_size": 1_000_000, "spread_per_node_neighbor_limit": 10_000,
               "final_rerank_candidates": 100}
 MIN_PPR_PUSH_EPS = 1e-9
+MAX_RANK_WEIGHT = 100.0
 
 
 def _upper_bound(name: str) -> float | None:
     if name in MAX_BOUNDS:
         return MAX_BOUNDS[name]
+    if name.startswith("rank_w_"):
+        return MAX_RANK_WEIGHT
     if name.endswith("_k"):
         return MAX_K
     return None

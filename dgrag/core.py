@@ -13,7 +13,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence, TypedDict
 
 import numpy as np
 
@@ -25,6 +25,30 @@ CAPTION_CHARS = 300  # an image's caption, wherever it is read: the merged conte
 # ---- the one token estimate: query limits, the agent's book and its token report ---------------
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _TOKEN_PIECES = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+|[^\\w\\s]")
+
+
+class Node(TypedDict, total=False):
+    """A node row as the store reads it (`nodes.by_rowids`): the columns by name, `meta`
+    decoded. A mapping rather than a class, because the parser's new nodes (the same keys,
+    before they have a rowid) go through the same text rules (`embed_text`, the summaries)."""
+
+    rowid: int
+    id: str
+    type: str                 # file | chunk | code | table | image | entity
+    text: str
+    summary: str | None
+    summary_source: str | None  # extractive | llm
+    breadcrumb: str
+    source_path: str | None
+    line_start: int | None
+    line_end: int | None
+    source_url: str | None
+    language: str | None
+    content_hash: str | None
+    prose: str | None         # a chunk's text without its code, tables and images
+    entity_name: str | None
+    entity_norm: str | None
+    meta: dict[str, Any]
 
 
 _HAN = re.compile(r"[\u3400-\u9fff]")

@@ -11,13 +11,14 @@ from typing import Callable
 import numpy as np
 
 from .config import Settings
+from .core import Node
 from .store import Store
 
 Progress = Callable[[str, int, int], None]
 ENTITY_NAME_CHARS = 100
 
 
-def embed_text(node: dict, max_chars: int = 384) -> str:
+def embed_text(node: Node, max_chars: int = 384) -> str:
     """What gets embedded for a node (the seed's choice per type)."""
     t = node["type"]
     if t == "chunk":

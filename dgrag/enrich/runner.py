@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..config import Settings
+from ..core import Node
 from ..errors import ConfigError, DgragError
 from ..store import Store
 from .steps import STEPS, Step, input_hash
@@ -54,7 +55,17 @@ class StoreCache:
             self.store.logs.cache_put(key, model, response)
 
 
-def pending_items(store: Store, step: Step, *, retry_failed: bool, use_llm: bool, limit: int | None) -> list[dict]:
+@dataclass(frozen=True)
+class PendingItem:
+    """A node a step has still to do, and the hash of its input as the step reads it now (logged
+    with the outcome, so an unchanged input is not done again)."""
+
+    node: Node
+    input_hash: str
+
+
+def pending_items(store: Store, step: Step, *, retry_failed: bool, use_llm: bool,
+                  limit: int | None) -> list[PendingItem]:
     status = store.logs.enrich_status(step.name)
     out = []
     for node in store.nodes.by_rowids(store.nodes.of_type(step.kinds)):
@@ -67,8 +78,7 @@ def pending_items(store: Store, step: Step, *, retry_failed: bool, use_llm: bool
         else:
             todo = have is None or have[1] != h or (use_llm and have[0] == "offline")
         if todo:
-            node["_hash"] = h
-            out.append(node)
+            out.append(PendingItem(node, h))
             if limit and len(out) >= limit:
                 break
     return out
@@ -91,8 +101,8 @@ def run_step(store: Store, settings: Settings, step_name: str, llm=None, *, max_
         offline = step.offline
         if step.offline_for_corpus is not None and items:
             offline = step.offline_for_corpus(store.nodes.by_rowids(store.nodes.of_type(step.kinds)), settings)
-        for i, node in enumerate(items):
-            _apply(store, step, node, offline(node), "offline", report)
+        for i, item in enumerate(items):
+            _apply(store, step, item, offline(item.node), "offline", report)
             progress(step_name, i + 1, len(items))
     else:
         _run_pool(store, settings, step, llm, items, report, max_workers, progress, cancel)
@@ -100,29 +110,30 @@ def run_step(store: Store, settings: Settings, step_name: str, llm=None, *, max_
     return report
 
 
-def _dry_run(step: Step, items: list[dict], report: StepReport) -> None:
-    for node in items:
+def _dry_run(step: Step, items: list[PendingItem], report: StepReport) -> None:
+    for node in (item.node for item in items):
         text = step.inputs(node)
         report.est_tokens += len(text) // 3 + 200  # rough: ~3 chars a token, plus the prompt
         if len(report.dry_run) < 20:
             report.dry_run.append({"id": node["id"], "type": node["type"], "input": text[:300]})
 
 
-def _apply(store: Store, step: Step, node: dict, result, source: str, report: StepReport) -> None:
+def _apply(store: Store, step: Step, item: PendingItem, result, source: str, report: StepReport) -> None:
     with store.transaction():
-        step.apply(store, node, result, source)
-        store.logs.log_enrich(node["rowid"], step.name, "done" if source == "llm" else "offline", "", 1, node["_hash"])
+        step.apply(store, item.node, result, source)
+        store.logs.log_enrich(item.node["rowid"], step.name, "done" if source == "llm" else "offline", "", 1,
+                              item.input_hash)
     if source == "llm":
         report.done += 1
     else:
         report.offline += 1
 
 
-def _fail(store: Store, step: Step, node: dict, reason: str, report: StepReport) -> None:
+def _fail(store: Store, step: Step, item: PendingItem, reason: str, report: StepReport) -> None:
     with store.transaction():
-        store.logs.log_enrich(node["rowid"], step.name, "failed", reason, 1, node["_hash"])
+        store.logs.log_enrich(item.node["rowid"], step.name, "failed", reason, 1, item.input_hash)
     report.failed += 1
-    report.failures.append((node["id"], reason))
+    report.failures.append((item.node["id"], reason))
 
 
 def _run_pool(store, settings, step, llm, items, report, max_workers, progress, cancel) -> None:
@@ -134,11 +145,12 @@ def _run_pool(store, settings, step, llm, items, report, max_workers, progress, 
         running = {}
 
         def submit_next() -> bool:
-            node = next(pending, None)
-            if node is None or (cancel is not None and cancel.is_set()):
+            item = next(pending, None)
+            if item is None or (cancel is not None and cancel.is_set()):
                 return False
+            node = item.node
             kwargs = {"image": store.images.data(node["meta"].get("sha", ""))} if step.name == "captions" else {}
-            running[pool.submit(step.ask, llm, node, **kwargs)] = node
+            running[pool.submit(step.ask, llm, node, **kwargs)] = item
             return True
 
         for _ in range(workers * 2):  # keep the pool fed, bounded memory
@@ -147,13 +159,13 @@ def _run_pool(store, settings, step, llm, items, report, max_workers, progress, 
         while running:
             done_set, _ = wait(list(running), return_when=FIRST_COMPLETED)
             for fut in done_set:
-                node = running.pop(fut)
+                item = running.pop(fut)
                 try:
-                    _apply(store, step, node, fut.result(), "llm", report)
+                    _apply(store, step, item, fut.result(), "llm", report)
                 except DgragError as exc:
-                    _fail(store, step, node, str(exc), report)
+                    _fail(store, step, item, str(exc), report)
                 except Exception as exc:  # noqa: BLE001 - recorded, never dropped
-                    _fail(store, step, node, f"{type(exc).__name__}: {exc}", report)
+                    _fail(store, step, item, f"{type(exc).__name__}: {exc}", report)
                 finished += 1
                 progress(step.name, finished, len(items))
                 submit_next()

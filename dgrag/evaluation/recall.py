@@ -85,9 +85,15 @@ def evaluate(settings: Settings, questions_path: Path, methods: list[str], ks: l
     return report
 
 
+def is_cross_page(q: dict) -> bool:
+    """A question whose answer needs two pages or more (page gold only)."""
+    return q.get("hops", 1) >= 2 and len(q.get("gold_paths", ())) >= 2
+
+
 def _run_method(retriever, questions: list[dict], cfg: dict, ks: list[int]) -> tuple[dict, dict]:
     recalls: dict[str, list[float]] = {str(k): [] for k in ks}
     sections: dict[str, list[float]] = {str(k): [] for k in ks}
+    both: dict[str, list[float]] = {str(k): [] for k in ks}  # cross-page: every gold page in the top k
     timings: dict[str, list[float]] = {}
     for q in questions:
         res = retriever.retrieve(q["question"], cfg)
@@ -97,12 +103,17 @@ def _run_method(retriever, questions: list[dict], cfg: dict, ks: list[int]) -> t
             sec = section_recall_at(res["chunks"], q, k)
             if sec is not None:
                 sections[str(k)].append(sec)
+            if is_cross_page(q):
+                both[str(k)].append(float(recall_at(res["chunks"], key, gold, k) == 1.0))
         for stage, s in res["timing"].items():
             timings.setdefault(stage, []).append(s * 1000)
     summary = {"recall": {k: round(sum(v) / len(v), 4) if v else 0.0 for k, v in recalls.items()},
                "latency_ms": {s: round(statistics.median(v), 2) for s, v in timings.items()}}
     if any(sections.values()):
         summary["section_recall"] = {k: round(sum(v) / len(v), 4) if v else 0.0 for k, v in sections.items()}
+    if any(both.values()):
+        summary["cross_page_both"] = {k: round(sum(v) / len(v), 4) for k, v in both.items()}
+        summary["n_cross_page"] = len(both[str(ks[0])])
     return summary, recalls
 
 
@@ -129,6 +140,9 @@ def format_table(report: dict, ks: list[int]) -> str:
         lines.append(f"{m:<12}{row}  {r['latency_ms'].get('rag_total', 0):.1f}")
         if "section_recall" in r:
             lines.append(f"{'  sections':<12}" + "".join(f"{100 * r['section_recall'][str(k)]:<9.1f}" for k in ks))
+        if "cross_page_both" in r:
+            lines.append(f"{'  both pages':<12}" + "".join(f"{100 * r['cross_page_both'][str(k)]:<9.1f}" for k in ks)
+                         + f"  ({r['n_cross_page']} cross-page questions)")
     for name, d in report.get("paired", {}).items():
         lines.append(f"{name}: " + ", ".join(f"R@{k} +{v['better']}/-{v['worse']}/={v['equal']}" for k, v in d.items()))
     stages = next(iter(report["methods"].values()), {}).get("latency_ms", {})

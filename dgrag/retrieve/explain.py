@@ -102,6 +102,8 @@ def rowid_trace(li: LoadedIndex, st: Mapping, paths: Mapping[int, list[int]] | N
         st["edges"] = [(rid(a), rid(b)) for a, b in st["edges"]]
     if paths is not None:
         st["paths"] = {rid(n): [rid(x) for x in p] for n, p in paths.items()}
+    if "ranking" in st:
+        st["ranking"] = {**st["ranking"], "nodes": [rid(n) for n in st["ranking"]["nodes"]]}
     if "hops" in st:
         st["hops"] = [[rid(a), rid(b), t, c] for a, b, t, c in st["hops"]]
     for key in ("score", "similarity", "seed_why"):

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ..kernels.graph_arrays import EDGE_TYPE_CODES, NODE_TYPE_CODES, GraphArrays, build_graph_arrays
+from ..kernels.lexical import LexicalIndex
 from ..store import VECTOR_TYPES, Store
 
 
@@ -40,6 +41,8 @@ class LoadedIndex:
     _page: object = field(default=None, repr=False)
     _vec_row: object = field(default=None, repr=False)
     _of_type: dict = field(default_factory=dict, repr=False)
+    _lexical: object = field(default=None, repr=False)
+    _lexical_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def n_nodes(self) -> int:
@@ -110,6 +113,22 @@ class LoadedIndex:
 
             self._wdeg = weighted_degree(self.ga.indptr, self.ga.weight)
         return self._wdeg
+
+    def lexical(self) -> tuple[np.ndarray, "LexicalIndex"]:
+        """The chunks' lexical index (breadcrumb and whole text, code and tables included) and
+        the graph index of each of its documents; built on first use, once per snapshot (a few
+        seconds for the demo corpus: the Retriever builds it while it warms up)."""
+        with self._lexical_lock:
+            if self._lexical is None:
+                from ..kernels.lexical import build_lexical
+
+                with Store(self.path, readonly=True) as store:
+                    rows = store.nodes.texts_of_type("chunk")
+                idx = self.index_of(np.array([r for r, _, _ in rows], dtype=np.int64))
+                keep = np.flatnonzero(idx >= 0)  # the file may be newer than this snapshot
+                docs = [f"{rows[i][1]}\n{rows[i][2]}" for i in keep.tolist()]
+                self._lexical = (idx[keep], build_lexical(docs))
+            return self._lexical
 
     def igraph(self):
         """An igraph Graph of the same edges (built on first use, for PPR comparisons)."""

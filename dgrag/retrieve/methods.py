@@ -14,6 +14,7 @@ from ..kernels.graph_arrays import EDGE_TYPE_CODES, NODE_TYPE_CODES
 from ..kernels.ppr import ppr_igraph, ppr_scipy
 from ..kernels.ppr_push import ppr_push
 from .explain import PICTURE_NODES, picture_trace, seed_reasons
+from . import ranking
 from .loaded import LoadedIndex
 from .stages import on_cosine_scale
 
@@ -68,7 +69,8 @@ def seeds_for(li: LoadedIndex, cfg: RetrievalConfig, facts: Route, files: Route,
     return seeds
 
 
-def run_diffusion(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact: list[int]) -> Stage3Result:
+def run_diffusion(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact: list[int],
+                  query: str = "") -> Stage3Result:
     facts, files, chunks = routes["fact"], routes["file"], routes["chunk"]
     dense = np.clip(li.similarity(qv), 0.0, None)  # one matmul, shared with the fusion's PPR
     sim = node_similarity(li, qv, chunks, dense)
@@ -82,24 +84,30 @@ def run_diffusion(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact:
     # a type the index does not hold can never fill its quota: leave it out so "candidates
     # full" can stop the search (same result, far fewer expansions on e.g. a passage corpus)
     quotas = {t: q for t, q in quotas.items() if li.nodes_of_type(t).size > 0}
+    weighted = cfg.rank_mode == "evidence"
     graph, trust = [], 0.0
-    if (facts.positions.size or exact) and (cfg.spread_graph_fusion > 0 or cfg.spread_evidence_weight > 0):
-        graph = run_ppr(li, cfg, qv, routes, exact, dense).ranked["chunk"][:cfg.spread_chunk_k]
-        trust = graph_trust(li.page_of(), cfg, chunks.positions, graph)
-    ev_weight = cfg.spread_evidence_weight * trust
-    ev = fact_evidence(li, facts, exact) if ev_weight > 0 else None
+    wants_walk = cfg.rank_w_ppr > 0 if weighted else (cfg.spread_graph_fusion > 0 or cfg.spread_evidence_weight > 0)
+    if (facts.positions.size or exact) and wants_walk:
+        graph = run_ppr(li, cfg, qv, routes, exact, dense, fallback=False).ranked["chunk"][:cfg.spread_chunk_k]
+        trust = 1.0 if weighted else graph_trust(li.page_of(), cfg, chunks.positions, graph)
+    ev_weight = 0.0 if weighted else cfg.spread_evidence_weight * trust  # the ranking weighs it instead
+    ev = fact_evidence(li, facts, exact) if (ev_weight > 0 or (weighted and cfg.rank_w_evidence > 0)) else None
     res = diffuse(li.ga, sim, seeds, mandatory, quotas=quotas, max_expansions=cfg.spread_max_expansions,
                   per_node_neighbor_limit=cfg.spread_per_node_neighbor_limit,
                   max_frontier_size=cfg.spread_max_frontier_size, min_enqueue_score=cfg.spread_min_enqueue_score,
                   time_budget_s=cfg.spread_time_budget_s, evidence_weight=ev_weight, evidence=ev,
                   engine=cfg.spread_engine)
     ranked = _by_type(li, res.nodes, res.scores)
-    if graph and cfg.spread_graph_fusion * trust > 0:
+    extra = {}
+    if weighted:
+        ranked["chunk"], extra = _weighted_chunks(li, cfg, query, chunks, ranked["chunk"], graph, ev, dense)
+    elif graph and cfg.spread_graph_fusion * trust > 0:
         ranked["chunk"] = fuse_ranks(ranked["chunk"], graph, cfg.spread_fusion_k, cfg.spread_graph_fusion * trust)
     cited = {n for kind in COLLECT for n, _ in ranked[kind][:30]}  # every item stage 4 may keep cites its path
     paths = {n: path_to(res, n) for n in sorted(cited)}
     trace = {"expansions": res.expansions, "stop_reason": res.stop_reason, "graph_trust": round(trust, 4)}
-    if cfg.verbose:  # the inspector's picture; ~800 lookups a question otherwise thrown away
+    if cfg.verbose:
+        trace.update(extra)  # the inspector's picture; ~800 lookups a question otherwise thrown away
         trace.update(seeds=sorted(seeds.items(), key=lambda kv: -kv[1])[:60], mandatory=mandatory[:60],
                      visited=res.visited[:PICTURE_NODES].tolist(),
                      edges=[(int(res.parent[v]), int(v)) for v in res.visited[:PICTURE_NODES].tolist()
@@ -107,6 +115,21 @@ def run_diffusion(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact:
         reasons = seed_reasons(li, facts, files, chunks, exact, cfg.fact_seed_k, cfg.file_seed_k)
         trace.update(picture_trace(li, res, sim, paths, reasons))
     return Stage3Result(ranked, paths, trace)
+
+
+def _weighted_chunks(li, cfg: RetrievalConfig, query: str, chunks: Route, walked, graph, ev, dense):
+    """The chunk ranking of `rank_mode: evidence` (ranking.py), and its features for the trace."""
+    if cfg.rank_w_lexical > 0 and query:  # a weight of 0 costs nothing: no index built, no candidates
+        lex_rows, index = li.lexical()
+        lexical = (lex_rows, index.scores(query))
+    else:
+        lexical = (np.zeros(0, np.int64), np.zeros(0))
+    walk, ppr = dict(walked), dict(graph)
+    cands = ranking.candidates(li, cfg, chunks, lexical, walk, ppr, dense)
+    F = ranking.features(li, cfg, cands, chunks, lexical, walk, ppr, ev, dense)
+    ranked = ranking.rank(cands, F, ranking.weights_of(cfg))
+    return ranked, {"ranking": {"features": list(ranking.FEATURES), "nodes": cands.tolist(),
+                                "values": np.round(F, 5).tolist()}}
 
 
 def graph_trust(page: np.ndarray, cfg: RetrievalConfig, dense_ids: np.ndarray,
@@ -150,9 +173,11 @@ def fuse_ranks(chunks: list[tuple[int, float]], graph: list[tuple[int, float]], 
 
 
 def run_ppr(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact: list[int],
-            dense: np.ndarray | None = None) -> Stage3Result:
+            dense: np.ndarray | None = None, fallback: bool = True) -> Stage3Result:
     """HippoRAG 2: entity seeds from the top facts, passages at weight 0.05 of their dense score.
-    `dense` is the clipped cosine of every node, when the caller has it already."""
+    `dense` is the clipped cosine of every node, when the caller has it already; `fallback`
+    (the method `ppr`, not the diffusion's graph feature) gives dense's passages when the
+    seeds are of no use."""
     facts = routes["fact"]
     reset = np.zeros(li.n_nodes)
     top = facts.positions[:cfg.fact_seed_k]
@@ -195,12 +220,18 @@ def run_ppr(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact: list[
              "image": cfg.final_image_k}
     caps = {kind: max(spread[kind], 3 * final[kind], 20, cfg.final_rerank_candidates) for kind in COLLECT}
     ranked = _top_by_type(li, scores, caps)
-    if not entity_seeded:
-        # HippoRAG 2's guard: with no fact or entity to start from, the walk only smears the
-        # dense scores over the tree, so passages keep the dense ranking (code, tables and
-        # images still come from the walk, which reaches them from those passages)
-        ranked["chunk"] = list(zip(routes["chunk"].positions.tolist(), routes["chunk"].score.tolist()))
-    return Stage3Result(ranked, trace={"reset_nodes": int((reset > 0).sum()), "entity_seeded": entity_seeded})
+    dense_ids = routes["chunk"].positions
+    # HippoRAG 2's guard: with no fact or entity to start from, the walk only smears the dense
+    # scores over the tree, so passages keep the dense ranking (code, tables and images still
+    # come from the walk, which reaches them from those passages). Offline there is no LLM to
+    # filter the facts, so seeds that lead nowhere dense agrees with (not one page of the
+    # walk's best among dense's best: `graph_trust` 0) count as no seeds (`fallback`).
+    useless = (fallback and cfg.ppr_fallback and entity_seeded
+               and graph_trust(li.page_of(), cfg, dense_ids, ranked["chunk"]) == 0.0)
+    if not entity_seeded or useless:
+        ranked["chunk"] = list(zip(dense_ids.tolist(), routes["chunk"].score.tolist()))
+    return Stage3Result(ranked, trace={"reset_nodes": int((reset > 0).sum()), "entity_seeded": entity_seeded,
+                                       "fell_back_to_dense": bool(not entity_seeded or useless)})
 
 
 def _passage_degree(li: LoadedIndex, e: int) -> int:

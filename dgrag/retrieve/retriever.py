@@ -124,7 +124,7 @@ class Retriever:
         t = time.perf_counter()
         # the diffusion's own budget never outlasts the request's
         cfg.spread_time_budget_s = min(cfg.spread_time_budget_s, _in_time(deadline, "rerank"))
-        stage3 = self._stage3(li, cfg, qv, routes, exact)
+        stage3 = self._stage3(li, cfg, qv, routes, exact, query)
         timing["stage3_spread"] = time.perf_counter() - t
         t = time.perf_counter()
         _in_time(deadline, "stage 3")
@@ -170,12 +170,12 @@ class Retriever:
             out[kind] = rerank(route, query, texts, self.reranker, top_k.get(kind, route.size))
         return out
 
-    def _stage3(self, li, cfg, qv, routes, exact) -> Stage3Result:
+    def _stage3(self, li, cfg, qv, routes, exact, query: str) -> Stage3Result:
         if cfg.method == "dense":
             return run_dense(li, cfg, routes)
         if cfg.method == "ppr":
             return run_ppr(li, cfg, qv, routes, exact)
-        return run_diffusion(li, cfg, qv, routes, exact)
+        return run_diffusion(li, cfg, qv, routes, exact, query)
 
     def _final(self, li, query: str, stage3: Stage3Result, cfg: RetrievalConfig,
                qv: np.ndarray) -> dict[str, list[tuple[int, float]]]:

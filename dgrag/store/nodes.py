@@ -1,10 +1,11 @@
 """The `nodes` table: files, chunks, code, tables, images and entities of the graph.
-Functions over one connection; rows come out as dicts with `meta` decoded."""
+Functions over one connection; rows come out as `core.Node` mappings with `meta` decoded."""
 from __future__ import annotations
 
 import json
 from typing import Iterable, Sequence
 
+from ..core import Node
 from . import semantic, vectors
 
 COLUMNS = (
@@ -15,7 +16,7 @@ COLUMNS = (
 #    code, tables and images; entity_name / entity_norm: an entity's display and normalised name
 
 __all__ = ["of_file", "rowids_of", "insert", "update_position", "update", "image_by_sha", "set_image_sha",
-           "delete", "redirect", "by_id", "by_rowids", "of_type", "set_summary", "unreferenced_images",
+           "delete", "redirect", "by_id", "by_rowids", "of_type", "texts_of_type", "set_summary", "unreferenced_images",
            "pending_embedding", "gc_entities", "insert_bulk", "table", "counts"]
 
 
@@ -107,12 +108,12 @@ def gc_entities(con) -> int:
     return len(dead)
 
 
-def by_id(con, node_id: str) -> dict | None:
+def by_id(con, node_id: str) -> Node | None:
     rows = by_rowids(con, rowids_of(con, [node_id]).values())
     return rows[0] if rows else None
 
 
-def by_rowids(con, rowids: Iterable[int]) -> list[dict]:
+def by_rowids(con, rowids: Iterable[int]) -> list[Node]:
     """The nodes of `rowids` in that order (missing ones left out), `meta` decoded."""
     rowids = list(rowids)
     out = {}
@@ -120,10 +121,16 @@ def by_rowids(con, rowids: Iterable[int]) -> list[dict]:
     for i in range(0, len(rowids), 500):
         part = rowids[i:i + 500]
         for row in con.execute(f"SELECT {cols} FROM nodes WHERE rowid IN ({_marks(len(part))})", part):
-            d = dict(zip(("rowid",) + COLUMNS, row))
+            d: Node = dict(zip(("rowid",) + COLUMNS, row))  # type: ignore[assignment]
             d["meta"] = json.loads(d["meta"] or "{}")
             out[d["rowid"]] = d
     return [out[r] for r in rowids if r in out]
+
+
+def texts_of_type(con, kind: str) -> list[tuple[int, str, str]]:
+    """(rowid, breadcrumb, text) of every node of one type, by rowid: the lexical index's corpus."""
+    return con.execute("SELECT rowid, coalesce(breadcrumb, ''), coalesce(text, '') FROM nodes WHERE type=? "
+                       "ORDER BY rowid", (kind,)).fetchall()
 
 
 def of_type(con, kinds: Sequence[str]) -> list[int]:
@@ -141,7 +148,7 @@ def unreferenced_images(con) -> list[int]:
         "SELECT rowid FROM nodes WHERE type='image' AND rowid NOT IN (SELECT dst FROM edges WHERE type='contains')")]
 
 
-def pending_embedding(con, limit: int = 1_000_000) -> list[tuple[int, str, dict]]:
+def pending_embedding(con, limit: int = 1_000_000) -> list[tuple[int, str, Node]]:
     """Nodes whose vector is missing or stale: (rowid, type, row)."""
     rowids = [r for (r,) in con.execute(
         "SELECT rowid FROM nodes WHERE embed_hash IS NULL ORDER BY rowid LIMIT ?", (limit,))]

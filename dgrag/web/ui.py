@@ -155,7 +155,7 @@ def _chat_tab(gr, chooser: Chooser) -> None:
         retry = gr.Button("Retry", scale=0, min_width=80, elem_id="retry")
     with gr.Row():
         retrieval_only = gr.Checkbox(label="Retrieval only (no LLM)", value=False, elem_id="retrieval-only")
-        method = gr.Radio(["diffusion", "ppr", "dense"], value="diffusion", label="Method")
+        method = gr.Radio(["diffusion", "ppr", "dense"], value="diffusion", label="Method", info=METHOD_INFO)
     with gr.Accordion("Retrieval settings", open=False):
         sliders = [gr.Slider(lo, hi, value=getattr(RetrievalConfig(), name), step=step, label=name)
                    for name, lo, hi, step in SETTINGS_SLIDERS]
@@ -284,10 +284,18 @@ def _explain(service: Service, query: str, config: dict, node_id: str):
     return fig, note + f"Searched for “{query}”.\n\n" + text
 
 
+# which method is the default and why, where a method is chosen (measured: docs/benchmarks.md)
+METHOD_INFO = ("diffusion is the default: one score per section weighs dense similarity, exact words and "
+               "identifiers, the page, links between pages and the facts' graph. ppr is HippoRAG 2's walk "
+               "(it falls back to dense when its seeds find nothing dense agrees with); dense is vector "
+               "search alone.")
+
+
 # ---- inspector --------------------------------------------------------------------------------
 def _inspector_tab(gr, chooser: Chooser) -> None:
     q = gr.Textbox(label="Question", elem_id="inspect-question")
     go = gr.Button("Run dense · ppr · diffusion side by side", variant="primary", elem_id="inspect")
+    gr.Markdown(f"_{METHOD_INFO}_", elem_id="method-info")
     with gr.Row():
         cols = {m: gr.Markdown(label=m, elem_id=f"inspect-{m}", latex_delimiters=NO_LATEX) for m in ("dense", "ppr", "diffusion")}
     with gr.Row():

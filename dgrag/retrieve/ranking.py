@@ -1,0 +1,153 @@
+"""The diffusion's chunk ranking: one score per candidate that weighs every kind of evidence.
+
+Instead of switching the graph on or off per question, each candidate section gets features on
+scales that mean the same on every question, and one linear score ranks them:
+
+- `base`: the stage-2 score (dense cosine fused with BM25 over the dense candidates), min-max
+  over them (`OUTSIDE_BASE` for the others): with the other weights at 0 the ranking is
+  dense's, so every other feature
+  moves a passage only as far as its evidence carries it past dense's own margins;
+- `dense`: the passage's cosine minus the best candidate's (the margin dense was sure by);
+- `lexical`: identifier-aware BM25 over the whole corpus, the section's full text included
+  (its prose past the embedder's cut, its code and tables), over the best score of the query;
+- `page`: its page's cosine minus the best candidate page's (page -> section: a section of the
+  page that matches gains on sections of pages that don't);
+- `walk`: the cost-aware diffusion's own score, over its best;
+- `ppr`: the fact-seeded PPR walk (HippoRAG 2's graph signal), over its best; 0 without seeds;
+- `evidence`: facts and query-named entities pointing at the passage, each entity's share
+  divided by its passage degree, so hubs (`ArkUI-X`, `build()`) count for little;
+- `link`: the passage's page is joined by a `[text](page.md)` link to the page of one of the
+  best few base passages (a guide and the API reference it calls), weighted by that base score.
+
+The weights are fitted on the dev splits of the bench sets (`python -m bench.ranker`) and kept
+in RetrievalConfig (`rank_w_*`), so a request can change them.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..config import RetrievalConfig
+from ..core import Route
+from ..kernels.graph_arrays import EDGE_TYPE_CODES
+from .loaded import LoadedIndex
+
+# the base of a candidate stage 2 did not keep: below its last one, so that with the other
+# weights at 0 the ranking is dense's to the end
+OUTSIDE_BASE = -0.1
+FEATURES = ("base", "dense", "lexical", "page", "walk", "ppr", "evidence", "link")
+
+
+def weights_of(cfg: RetrievalConfig) -> np.ndarray:
+    return np.array([getattr(cfg, f"rank_w_{f}") for f in FEATURES], dtype=np.float64)
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    top = float(x.max()) if x.size else 0.0
+    return x / top if top > 0 else np.zeros_like(x)
+
+
+def candidates(li: LoadedIndex, cfg: RetrievalConfig, chunks: Route, lexical: np.ndarray,
+               walk: dict[int, float], ppr: dict[int, float], dense: np.ndarray) -> np.ndarray:
+    """Graph indices of the sections to rank: the stage-2 chunks, the best lexical matches,
+    the best of the walk and of PPR, and the best section of each page linked to the best
+    base passages."""
+    k = cfg.rank_candidate_k
+    lex_rows, lex = lexical
+    parts = [chunks.positions[:k]]
+    if lex.size and lex.max() > 0:
+        parts.append(lex_rows[np.argsort(-lex, kind="stable")[:k]])
+    for scores in (walk, ppr):
+        parts.append(np.array(sorted(scores, key=lambda n: -scores[n])[:k], dtype=np.int64))
+    parts.append(_best_on_linked_pages(li, chunks.positions[:cfg.rank_link_k], dense))
+    return np.array(list(dict.fromkeys(np.concatenate(parts).tolist())), dtype=np.int64)
+
+
+def features(li: LoadedIndex, cfg: RetrievalConfig, cands: np.ndarray, chunks: Route, lexical,
+             walk: dict[int, float], ppr: dict[int, float], evidence: np.ndarray | None,
+             dense: np.ndarray) -> np.ndarray:
+    """(len(cands), len(FEATURES)) on the scales above."""
+    n = cands.size
+    F = np.zeros((n, len(FEATURES)))
+    at = {int(c): i for i, c in enumerate(cands.tolist())}
+    base = _minmax(np.asarray(chunks.score, dtype=np.float64))
+    F[:, 0] = OUTSIDE_BASE
+    for p, s in zip(chunks.positions.tolist(), base.tolist()):
+        if p in at:
+            F[at[p], 0] = s
+    cos = dense[cands]
+    F[:, 1] = cos - cos.max() if n else 0.0
+    lex_rows, lex = lexical
+    if lex.size:
+        full = np.zeros(li.n_nodes)
+        full[lex_rows] = _unit(lex)
+        F[:, 2] = full[cands]
+    page = li.page_of()
+    pages = page[cands]
+    pcos = np.where(pages >= 0, dense[np.maximum(pages, 0)], 0.0)
+    F[:, 3] = pcos - pcos.max() if n else 0.0
+    for col, scores in ((4, walk), (5, ppr)):
+        top = max(scores.values(), default=0.0)
+        if top > 0:
+            F[:, col] = [scores.get(int(c), 0.0) / top for c in cands.tolist()]
+    if evidence is not None:
+        F[:, 6] = evidence[cands]
+    F[:, 7] = _link_evidence(li, chunks, cfg.rank_link_k, pages, base)
+    return F
+
+
+def rank(cands: np.ndarray, F: np.ndarray, w: np.ndarray) -> list[tuple[int, float]]:
+    """Best first; ties keep the candidates' order (stage 2's first, in its order)."""
+    s = F @ w
+    order = np.argsort(-s, kind="stable")
+    return [(int(cands[i]), float(s[i])) for i in order]
+
+
+def _minmax(x: np.ndarray) -> np.ndarray:
+    if x.size == 0:
+        return x
+    lo, hi = float(x.min()), float(x.max())
+    return (x - lo) / (hi - lo) if hi > lo else np.ones_like(x)
+
+
+def _linked_pages(li: LoadedIndex, node: int, page: np.ndarray) -> set[int]:
+    """Pages joined to `node`'s page by a jump link, either way (the node's own links, and the
+    chunks of other pages that link to its page)."""
+    ga, jump = li.ga, EDGE_TYPE_CODES["jump"]
+    out: set[int] = set()
+    for v in (node, int(page[node])):
+        if v < 0:
+            continue
+        lo, hi = ga.indptr[v], ga.indptr[v + 1]
+        nbr = ga.indices[lo:hi][ga.etype[lo:hi] == jump]
+        out.update(int(page[u]) for u in nbr.tolist())
+    out.discard(int(page[node]))
+    out.discard(-1)
+    return out
+
+
+def _link_evidence(li: LoadedIndex, chunks: Route, top: int, pages: np.ndarray, base: np.ndarray) -> np.ndarray:
+    page = li.page_of()
+    credit: dict[int, float] = {}
+    for p, s in zip(chunks.positions[:top].tolist(), base[:top].tolist()):
+        for q in _linked_pages(li, p, page):
+            credit[q] = max(credit.get(q, 0.0), s)
+    return np.array([credit.get(int(q), 0.0) for q in pages.tolist()])
+
+
+def _best_on_linked_pages(li: LoadedIndex, top: np.ndarray, dense: np.ndarray) -> np.ndarray:
+    """The best section (by cosine) of each page linked to one of `top`: the API reference a
+    guide calls may share no words with the question."""
+    page = li.page_of()
+    linked: set[int] = set()
+    for p in top.tolist():
+        linked |= _linked_pages(li, p, page)
+    if not linked:
+        return np.zeros(0, np.int64)
+    rows = li.type_rows("chunk")
+    on = rows[np.isin(page[rows], np.fromiter(linked, np.int64))]
+    if on.size == 0:
+        return on
+    best: dict[int, int] = {}
+    for r in on[np.argsort(-dense[on], kind="stable")].tolist():
+        best.setdefault(int(page[r]), r)
+    return np.array(sorted(best.values()), dtype=np.int64)

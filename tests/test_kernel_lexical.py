@@ -1,0 +1,47 @@
+import math
+
+import numpy as np
+
+from dgrag.kernels.lexical import build_lexical, tokenize
+
+
+def test_identifiers_whole_plus_camel_and_snake_parts():
+    assert tokenize("router.pushUrl") == ["router.pushurl", "router", "pushurl", "push", "url"]
+    assert tokenize("@State") == ["@state", "state"]
+    assert tokenize("max_file_bytes") == ["max_file_bytes", "max", "file", "bytes"]
+    assert tokenize("HTTPServer") == ["httpserver", "http", "server"]
+    assert tokenize("error 2303198") == ["error", "2303198"]
+
+
+def test_stop_words_dropped_and_cjk_bigrams():
+    assert tokenize("How do I use the router?") == ["router"]
+    assert tokenize("路由跳转") == ["路由", "由跳", "跳转"]
+    assert tokenize("页") == ["页"]
+    assert tokenize("使用router跳转") == ["使用", "router", "跳转"]
+
+
+def test_bm25_matrix_gives_okapi_scores():
+    docs = ["pushUrl pushUrl", "back", "pushUrl back back back"]
+    ix = build_lexical(docs)
+    # by hand: n=3; "pushurl" in docs 0, 2 (df 2); "push", "url" likewise; doc lengths 6, 1, 6
+    n, avg, k1, b = 3, (6 + 1 + 6) / 3, 1.2, 0.75
+    idf = math.log1p((n - 2 + 0.5) / (2 + 0.5))
+
+    def w(tf, dl):
+        return idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avg))
+
+    s = ix.scores("pushUrl")  # three query tokens: pushurl, push, url
+    assert np.allclose(s, [3 * w(2, 6), 0.0, 3 * w(1, 6)])
+    assert ix.scores("nothing here")[0] == 0.0 and ix.scores("").tolist() == [0.0, 0.0, 0.0]
+
+
+def test_a_repeated_query_term_counts_twice():
+    ix = build_lexical(["alpha beta", "beta gamma", "delta"])
+    once, twice = ix.scores("alpha"), ix.scores("alpha alpha")
+    assert twice[0] == 2 * once[0] > 0 and twice[1] == 0.0
+
+
+def test_error_code_finds_its_section_among_many():
+    docs = [f"section {i} about layout" for i in range(50)] + ["2303198 the file does not exist"]
+    s = build_lexical(docs).scores("got error 2303198 when opening")
+    assert int(np.argmax(s)) == 50 and np.count_nonzero(s) == 1

@@ -1,0 +1,94 @@
+"""The diffusion's weighted chunk ranking (retrieve/ranking.py) on a small crafted docs folder:
+the base feature alone is dense's ranking; the lexical feature finds an identifier deep in a long
+section; a `[text](page.md)` link brings the linked page's section in; PPR falls back to dense
+when its seeds lead nowhere dense agrees with."""
+from __future__ import annotations
+
+import pytest
+
+from dgrag.config import RetrievalConfig, Settings
+from dgrag.retrieve.ranking import FEATURES
+from dgrag.retrieve.retriever import Retriever
+from dgrag.store import Store
+
+FILLER = " ".join(f"The layout engine measures component{i} before it draws the frame." for i in range(12))
+PAGES = {
+    "guide.md": "# Navigation guide\n\n## Opening a page\n\nCall the page router to open the second page, "
+                "see the [router reference](router.md).\n\n## Themes\n\nColours and fonts of the app.\n",
+    "router.md": "# Router reference\n\n## pushUrl\n\nOpens a page by its URL with parameters.\n\n"
+                 "## Limits\n\nAt most 32 pages on the stack.\n",
+    "layout.md": "# Layout\n\n## Measuring\n\n" + FILLER + " Set setFooBarMode to skip the second pass.\n\n"
+                 "## Drawing\n\nThe frame is drawn after measuring.\n",
+}
+ZERO = {f"rank_w_{f}": 0.0 for f in FEATURES if f != "base"}
+
+
+@pytest.fixture(scope="module")
+def crafted(tmp_path_factory, hash_embedder):
+    from dgrag.ingest.pipeline import index_folder
+    from dgrag.workflows import enrich_index
+
+    root = tmp_path_factory.mktemp("crafted")
+    (root / "docs").mkdir()
+    for name, text in PAGES.items():
+        (root / "docs" / name).write_text(text, encoding="utf-8")
+    s = Settings(db_path=root / "index.db", docs_root=root / "docs", embedder="hash")
+    with Store(s.db_path) as st:
+        index_folder(s, st, hash_embedder)
+        enrich_index(s, st, llm=None)
+    return Retriever(Settings(db_path=s.db_path), embedder=hash_embedder)
+
+
+def _sections(res: dict) -> list[str]:
+    return [c["breadcrumb"] for c in res["chunks"]]
+
+
+def test_the_base_feature_alone_is_the_dense_ranking(crafted):
+    for q in ("how do I open a page with parameters", "setFooBarMode", "fonts and colours"):
+        dense = crafted.retrieve(q, {"method": "dense"})
+        only_base = crafted.retrieve(q, {**ZERO, "method": "diffusion"})
+        assert _sections(only_base)[:5] == _sections(dense)[:5]
+
+
+def test_the_lexical_feature_finds_an_identifier_past_the_embedded_text(crafted):
+    q = "setFooBarMode"
+    section = "Layout / Measuring"
+    assert len(FILLER) > 384  # the identifier sits past what the chunk's vector embeds
+    res = crafted.retrieve(q, {**ZERO, "rank_w_lexical": 1.0, "verbose": True})
+    assert _sections(res)[0] == section
+    rk = res["trace"]["stage3"]["ranking"]
+    lex = {node: row[FEATURES.index("lexical")] for node, row in zip(rk["nodes"], rk["values"])}
+    assert max(lex.values()) == 1.0 and sorted(lex.values())[-2] < 1.0  # one section holds it
+
+
+def test_a_link_from_a_top_section_brings_the_linked_pages_section(crafted):
+    q = "Navigation guide: opening a page"
+    res = crafted.retrieve(q, {**ZERO, "rank_w_link": 1.0, "verbose": True})
+    rk = res["trace"]["stage3"]["ranking"]
+    with Store(crafted.handle.path, readonly=True) as st:
+        where = {str(n["rowid"]): n["source_path"] for n in st.nodes.by_rowids(int(r) for r in rk["nodes"])}
+    link = {where[node]: row[FEATURES.index("link")] for node, row in zip(rk["nodes"], rk["values"])}
+    assert link.get("router.md", 0.0) > 0.0  # linked from the guide's section
+    assert link.get("layout.md", 0.0) == 0.0  # no link either way
+    assert "router.md" in [c["source_path"] for c in res["chunks"][:3]]
+
+
+def test_ppr_falls_back_to_dense_when_no_seed_leads_where_dense_agrees(crafted):
+    q = "how do I open a page with parameters"
+    dense = crafted.retrieve(q, {"method": "dense"})
+    never = crafted.retrieve(q, {"method": "ppr", "spread_trust_floor": 1.0, "spread_trust_full": 1.0,
+                                 "verbose": True})  # no agreement is ever enough
+    assert never["trace"]["stage3"]["fell_back_to_dense"] is True
+    assert _sections(never) == _sections(dense)
+    always = crafted.retrieve(q, {"method": "ppr", "spread_trust_full": 0.0, "verbose": True})
+    assert always["trace"]["stage3"]["fell_back_to_dense"] is False
+
+
+def test_rank_weights_are_bounded_and_the_mode_checked():
+    from dgrag.errors import ConfigError
+
+    with pytest.raises(ConfigError):
+        RetrievalConfig().merged({"rank_w_lexical": 1e9})
+    with pytest.raises(ConfigError):
+        RetrievalConfig().merged({"rank_mode": "magic"})
+    assert RetrievalConfig().merged({"rank_mode": "trust"}).rank_mode == "trust"
