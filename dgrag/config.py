@@ -70,19 +70,20 @@ class RetrievalConfig:
     spread_trust_full: float = 0.66  # full trust from this share (0 = always trusted)
     ## The chunk ranking (retrieve/ranking.py)
     # `evidence` weighs every kind of evidence per candidate in one linear score, the weights
-    # fitted on the bench sets' dev splits (`python -m bench.ranker`); `trust` is the rule
-    # before it (the graph's evidence on or off per question by `spread_trust_*`)
+    # fitted on the bench sets' dev splits (`python -m bench.ranker fit`: MuSiQue-100 with
+    # gpt-3.5 OpenIE and the ArkUI-X dev questions, structural and offline; docs/benchmarks.md);
+    # `trust` is the rule before it (the graph's evidence on or off per question)
     rank_mode: str = "evidence"
     rank_candidate_k: int = 50  # candidates from each source: stage 2, lexical, the walk, PPR
     rank_link_k: int = 5  # the best base passages whose linked pages count as `link` evidence
     rank_w_base: float = 1.0  # weight of the stage-2 score (min-max over its candidates)
     rank_w_dense: float = 0.0  # weight of the cosine margin to the best candidate
-    rank_w_lexical: float = 0.0  # weight of corpus-wide identifier-aware BM25 over its best
-    rank_w_page: float = 0.0  # weight of the page's cosine margin to the best candidate page
+    rank_w_lexical: float = 3.0  # weight of corpus-wide identifier-aware BM25 over its best
+    rank_w_page: float = 3.0  # weight of the page's cosine margin to the best candidate page
     rank_w_walk: float = 0.0  # weight of the cost-aware diffusion's score over its best
-    rank_w_ppr: float = 0.0  # weight of the fact-seeded PPR score over its best
+    rank_w_ppr: float = 1.0  # weight of the fact-seeded PPR score over its best
     rank_w_evidence: float = 0.0  # weight of facts and named entities pointing at the passage
-    rank_w_link: float = 0.0  # weight of a jump link to or from one of the best base passages' pages
+    rank_w_link: float = 0.75  # weight of a jump link to or from one of the best base passages' pages
     ## PPR (HippoRAG 2)
     ppr_damping: float = 0.5  # the walk's damping (below 1)
     ppr_passage_weight: float = 0.05  # restart mass on passages, beside the entities'
