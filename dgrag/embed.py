@@ -55,7 +55,7 @@ def embed_pending(store: Store, embedder, settings: Settings, progress: Progress
             known = store.vectors.by_embed_hash(kind, hashes)
             todo = sorted({t for t, h in zip(texts, hashes) if h not in known}, key=len)  # less padding
             fresh = dict(zip(todo, embedder.embed_passages(todo))) if todo else {}
-            vecs = np.stack([fresh[t] if t in fresh else np.frombuffer(known[h], dtype=np.float32)
+            vecs = np.stack([fresh[t] if t in fresh else known[h]
                              for t, h in zip(texts, hashes)])
             with store.transaction():
                 store.vectors.put(kind, [n["rowid"] for n in batch], vecs, hashes)

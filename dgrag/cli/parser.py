@@ -110,6 +110,9 @@ def _stats(sub) -> None:
 def _snapshot(sub) -> None:
     sn = sub.add_parser("snapshot", help="a consistent single-file copy of the index, e.g. for read-only replicas")
     sn.add_argument("dest", metavar="NEW.db", help="the new file (never overwritten)")
+    sn.add_argument("--compact", action=argparse.BooleanOptionalAction, default=True,
+                    help="int8 vectors in fitted chunks, vacuumed: the smallest file (default); "
+                         "--no-compact copies the file as it is")
     _db(sn, "the index file to copy")
     sn.set_defaults(func=cmd_snapshot)
 
