@@ -34,14 +34,16 @@ def embed_text(node: dict, max_chars: int = 384) -> str:
     return text[:max_chars]
 
 
-def embed_pending(store: Store, embedder, settings: Settings, progress: Progress | None = None) -> int:
-    """Embed every node without a current vector, in committed batches (resumable).
+def embed_pending(store: Store, embedder, settings: Settings, progress: Progress | None = None,
+                  kinds: tuple[str, ...] | None = None) -> int:
+    """Embed every node (of `kinds`, or of every type) without a current vector, in committed
+    batches (resumable).
 
     A text embedded before (same hash, same type: en/zh copies of one code block, a moved
     section) reuses its vector. Returns the number of texts the model actually embedded.
     """
     progress = progress or (lambda stage, done, total: None)
-    pending = store.nodes.pending_embedding()
+    pending = store.nodes.pending_embedding(kinds=kinds)
     by_type: dict[str, list[dict]] = {}
     for _, kind, node in pending:
         by_type.setdefault(kind, []).append(node)
