@@ -1,6 +1,6 @@
 """The compact file against float32, paired: size, recall and query time on the same index.
 
-    python -m bench.compact --work DIR --out DIR2 [--json] [--limit N]
+    python -m bench.compact --work DIR --out DIR2 [--json] [--limit N] [--index LABEL=FILE=QUESTIONS --only]
 
 For each index of the README's retrieval table found in DIR (bench/retrieval.py's CONFIGS), two
 copies are written into DIR2 by `Store.copy_to`: `NAME-f32.db` (the file as it is, vacuumed: what
@@ -73,6 +73,19 @@ def query_times(files: dict[str, Path], questions: Path, limit: int | None) -> d
             for k, v in times.items()}
 
 
+def load_times(files: dict[str, Path], rounds: int = 3) -> dict:
+    """Seconds to load each file's snapshot (graph and vectors), alternately, median of rounds."""
+    from dgrag.retrieve.loaded import load_index
+
+    times: dict[str, list[float]] = {k: [] for k in files}
+    for _ in range(rounds):
+        for k, p in files.items():
+            t0 = time.perf_counter()
+            load_index(p)
+            times[k].append(time.perf_counter() - t0)
+    return {k: round(statistics.median(v), 3) for k, v in times.items()}
+
+
 def paired(a: dict, b: dict, method: str) -> dict:
     """int8 against float32 per question: better / worse / equal at each k."""
     out = {}
@@ -83,9 +96,9 @@ def paired(a: dict, b: dict, method: str) -> dict:
     return out
 
 
-def measure(work: Path, out: Path, limit: int | None = None) -> dict:
+def measure(work: Path, out: Path, limit: int | None = None, configs: dict | None = None) -> dict:
     results = {}
-    for name, (db, questions) in CONFIGS.items():
+    for name, (db, questions) in (configs or CONFIGS).items():
         if not (work / db).exists():
             continue
         files = copies(work / db, out)
@@ -98,6 +111,7 @@ def measure(work: Path, out: Path, limit: int | None = None) -> dict:
             rep[label]["methods"] = ev["methods"]
         rep["int8_vs_f32"] = {m: paired(evals["f32"], evals["int8"], m) for m in METHODS}
         rep["query"] = query_times(files, questions, limit)
+        rep["load_s"] = load_times(files)
         results[name] = rep
     return results
 
@@ -119,12 +133,13 @@ def table(results: dict) -> str:
                     if i == 0 else "| | | ")
             lines.append(f"{head}| {m} | " + " | ".join(cells) + f" | {vs} |")
     lines.append("")
-    lines.append("| configuration | query p50 f32 / int8 (ms) | p90 f32 / int8 (ms) |")
-    lines.append("|---|---|---|")
+    lines.append("| configuration | query p50 f32 / int8 (ms) | p90 f32 / int8 (ms) | load f32 / int8 (s) |")
+    lines.append("|---|---|---|---|")
     for name, rep in results.items():
         qt = rep["query"]
         lines.append(f"| {name} | {qt['f32']['p50_ms']} / {qt['int8']['p50_ms']} | "
-                     f"{qt['f32']['p90_ms']} / {qt['int8']['p90_ms']} |")
+                     f"{qt['f32']['p90_ms']} / {qt['int8']['p90_ms']} | "
+                     f"{rep['load_s']['f32']} / {rep['load_s']['int8']} |")
     return "\n".join(lines)
 
 
@@ -133,9 +148,16 @@ def main(argv=None) -> None:
     ap.add_argument("--work", type=Path, required=True, help="the folder of bench.retrieval's indexes")
     ap.add_argument("--out", type=Path, required=True, help="where the two copies of each go")
     ap.add_argument("--limit", type=int, default=None, help="the first N questions only")
+    ap.add_argument("--index", action="append", default=[], metavar="LABEL=FILE=QUESTIONS",
+                    help="another index (a file in --work) and its questions; repeatable")
+    ap.add_argument("--only", action="store_true", help="the --index ones only, not the README's four")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
-    results = measure(args.work, args.out, args.limit)
+    configs = {} if args.only else dict(CONFIGS)
+    for spec in args.index:
+        label, db, questions = spec.split("=")
+        configs[label] = (db, Path(questions))
+    results = measure(args.work, args.out, args.limit, configs)
     print(json.dumps(results, indent=2) if args.json else table(results))
 
 

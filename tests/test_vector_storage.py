@@ -134,3 +134,26 @@ def test_fitted_chunks_waste_under_8_slots_each(n, size):
     assert vectors.fitted_chunk(n) == size
     chunks = max(1, -(-n // size))
     assert size % 8 == 0 and size <= 1024 and chunks * size - n < 8 * chunks + (8 if n == 0 else 0)
+
+
+def test_folding_identical_name_vectors_rewrites_none_and_frees_their_table(tmp_path):
+    """A file from after entities were embedded by name: both tables hold the same vectors; the
+    migration drops the copy without rewriting vec_entity (a rewrite leaves vec0 holes)."""
+    rng = np.random.default_rng(4)
+    path = tmp_path / "v4.db"
+    held = _file_at_version_4(path, rng)
+    con = open_connection(path)
+    ids, mat = held["entity"]
+    con.execute("DELETE FROM vec_entity_name")
+    con.executemany("INSERT INTO vec_entity_name(rowid, embedding) VALUES (?, ?)",
+                    [(int(r), v.tobytes()) for r, v in zip(ids, mat)])
+    chunks_before = con.execute("SELECT count(*) FROM vec_entity_chunks").fetchone()[0]
+    con.execute("BEGIN")
+    assert vectors.fold_name_vectors(con) == 0
+    con.execute("COMMIT")
+    assert con.execute("SELECT count(*) FROM vec_entity_chunks").fetchone()[0] == chunks_before
+    assert "vec_entity_name" not in _tables(con)
+    got_ids, got = vectors.matrix(con, "entity")
+    con.close()
+    order = np.argsort(got_ids)
+    assert np.array_equal(got_ids[order], ids) and np.array_equal(got[order], mat)

@@ -200,10 +200,16 @@ def fold_name_vectors(con) -> int:
     """Migration 5: entity name vectors into vec_entity, once. Since entities are embedded by
     their name (dgrag 2666c53) the two tables held the same vectors; in a file from before, the
     name vectors are the ones today's `embed_text` gives, so they replace the node vectors.
-    Returns the vectors moved (0 when the file has no such table)."""
+    Returns the vectors rewritten (0 when the file has no such table or they were the same)."""
     if not con.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (f"vec_{OLD_NAME_VECTORS}",)).fetchone():
         return 0
     ids, mat = matrix(con, OLD_NAME_VECTORS)
+    have_ids, have = matrix(con, "entity")
+    pos = {int(r): i for i, r in enumerate(have_ids)}
+    # rewrite only vectors that differ: vec0 leaves a deleted slot empty, so rewriting identical
+    # ones (every entity of a file from after 2666c53) would grow the file by what the drop frees
+    same = np.array([int(r) in pos and np.array_equal(have[pos[int(r)]], v) for r, v in zip(ids, mat)], bool)
+    ids, mat = ids[~same], mat[~same]
     for i in range(0, ids.size, 500):
         part = [int(r) for r in ids[i:i + 500]]
         con.execute(f"DELETE FROM vec_entity WHERE rowid IN ({','.join('?' * len(part))})", part)
