@@ -157,3 +157,34 @@ def test_folding_identical_name_vectors_rewrites_none_and_frees_their_table(tmp_
     con.close()
     order = np.argsort(got_ids)
     assert np.array_equal(got_ids[order], ids) and np.array_equal(got[order], mat)
+
+
+def test_the_graph_snapshot_packs_entity_names_and_repacks_an_old_one(tmp_path):
+    """numpy's str array takes 4 bytes a character at the longest name's width: one long name
+    made every name cost 1.6 kB. Names go as one UTF-8 buffer; an old snapshot is repacked."""
+    import io
+
+    from dgrag.retrieve.loaded import GRAPH_KEYS, _decode, ensure_graph_cache, load_index
+
+    path = tmp_path / "e.db"
+    norms = ["x" * 400] + [f"name {i} 名" for i in range(2000)]
+    with Store(path) as st, st.transaction():
+        for n in norms:
+            st.semantic.upsert_entity(n, n.upper(), "", "en")
+    first = load_index(path)  # builds and persists the snapshot
+    assert set(first.entity_by_name) == set(norms)
+    with Store(path, readonly=True) as st:
+        version = st.meta.graph_version()
+        packed = st.meta.read_graph_cache(version)
+    assert len(packed) < 150_000  # 2,001 names at their own length, not 2,001 x 400 x 4 bytes
+    old = io.BytesIO()
+    g = _decode(packed)
+    np.savez(old, **{k: (np.array(g[k], dtype=str) if k == "entity_names" else g[k]) for k in GRAPH_KEYS})
+    assert len(old.getvalue()) > 3_000_000
+    with Store(path) as st:
+        assert st.write_graph_cache(version, old.getvalue())
+    assert load_index(path).entity_by_name == first.entity_by_name  # an old snapshot still reads
+    assert ensure_graph_cache(path)
+    with Store(path, readonly=True) as st:
+        assert len(st.meta.read_graph_cache(version)) == len(packed)
+    assert load_index(path).entity_by_name == first.entity_by_name
