@@ -43,7 +43,8 @@ def _file_at_version_4(path, rng) -> dict[str, tuple[np.ndarray, np.ndarray]]:
 
 
 def _tables(con) -> set[str]:
-    return {n for (n,) in con.execute("SELECT name FROM sqlite_master WHERE name LIKE 'vec_%' AND sql LIKE 'CREATE VIRTUAL%'")}
+    return {n for (n,) in con.execute(
+        "SELECT name FROM sqlite_master WHERE name LIKE 'vec_%' AND sql LIKE 'CREATE VIRTUAL%'")}
 
 
 def test_quantized_vectors_keep_their_direction():

@@ -15,7 +15,8 @@ COLUMNS = (
 #    code, tables and images; entity_name / entity_norm: an entity's display and normalised name
 
 __all__ = ["of_file", "rowids_of", "insert", "update_position", "update", "image_by_sha", "set_image_sha",
-           "delete", "redirect", "by_id", "by_rowids", "of_type", "count_of_pages", "set_summary", "unreferenced_images",
+           "delete", "redirect", "by_id", "by_rowids", "of_type", "count_of_pages", "set_summary",
+           "unreferenced_images",
            "pending_embedding", "gc_entities", "insert_bulk", "table", "counts"]
 
 
