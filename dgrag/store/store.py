@@ -106,14 +106,14 @@ class Store:
             finally:
                 self.con.execute("COMMIT")
 
-    def copy_to(self, dest: Path | str, compact: bool = True) -> None:
+    def copy_to(self, dest: Path | str, compact: bool = True, int8: bool = False) -> None:
         """A consistent single-file copy (VACUUM INTO), safe while others read and write. A
-        compact copy (the default) then has its vectors rewritten as int8 in chunks fitted to
-        what they hold, and is vacuumed again: the smallest file that opens the same."""
+        compact copy (the default) then has its vector tables rewritten in chunks fitted to what
+        they hold (as int8 with `int8`), and is vacuumed again: the smallest file that opens the same."""
         with self.write_lock:
             self.con.execute("VACUUM INTO ?", (str(dest),))
         if compact:
-            compact_file(dest)
+            compact_file(dest, int8)
 
     def write_graph_cache(self, version: int, data: bytes) -> bool:
         """Store the graph snapshot if the graph is still at `version` (no version bump: it
@@ -170,7 +170,7 @@ class Store:
         return self.con.execute("PRAGMA integrity_check").fetchone()[0]
 
 
-def compact_file(path: Path | str) -> dict[str, int]:
+def compact_file(path: Path | str, int8: bool = False) -> dict[str, int]:
     """Rewrite a file's vector tables compactly, then VACUUM it. Not a graph change: the graph
     version (and so the persisted graph snapshot) stays. Returns the vectors rewritten per type."""
     con = open_connection(Path(path))
@@ -178,7 +178,7 @@ def compact_file(path: Path | str) -> dict[str, int]:
         migrate(con)
         con.execute("BEGIN IMMEDIATE")
         try:
-            out = vectors.compact(con)
+            out = vectors.compact(con, int8)
         except BaseException:
             con.execute("ROLLBACK")
             raise

@@ -1,12 +1,13 @@
 """The vector tables: one sqlite-vec `vec_<type>` per node type and `vec_fact`, each vector
 stored once. Functions over one connection.
 
-A new file stores int8 vectors (`embedding int8[dim]`), each scaled on its own so that its
-largest component is ±127: cosine does not see the scale, so vec0's cosine KNN works on them
-as they are, and a vector read back is the int8 one divided by its norm (a unit vector again,
-cosine ~1 - 1e-5 from the model's). A quarter of float32's bytes; recall paired against float32
-is in bench/results_21.md. A file from before holds float32 tables: they are read and written
-as they are (what a blob holds is told by its length), and `compact` rewrites them as int8.
+Vectors are float32 as built. `compact(int8=True)` (`dgrag snapshot --int8`) rewrites them as
+int8 (`embedding int8[dim]`), each scaled on its own so that its largest component is ±127:
+cosine does not see the scale, so vec0's cosine KNN works on them as they are, and a vector read
+back is the int8 one divided by its norm (a unit vector again). A quarter of float32's bytes, but
+not the default: paired against float32 it moved one ArkUI-X question at R@1 (-1.0 point, over
+the 0.5 tolerance; bench/results_21.md). Each table is read and written in its own element type
+(`storage`), so int8 and float32 files open alike.
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ __all__ = ["create_tables", "exist", "put", "by_embed_hash", "put_bulk", "knn", 
            "delete_facts", "counts", "storage", "compact"]
 
 
-def _ddl(kind: str, dim: int, element: str = "int8", chunk_size: int = CHUNK_VECTORS) -> str:
+def _ddl(kind: str, dim: int, element: str = "float", chunk_size: int = CHUNK_VECTORS) -> str:
     chunk = "" if chunk_size == CHUNK_VECTORS else f", chunk_size={int(chunk_size)}"
     return (f"CREATE VIRTUAL TABLE IF NOT EXISTS vec_{kind} USING vec0("
             f"embedding {element}[{int(dim)}] distance_metric=cosine{chunk})")
@@ -178,10 +179,10 @@ def fitted_chunk(n: int) -> int:
     return max(8, -(-per // 8) * 8)
 
 
-def compact(con) -> dict[str, int]:
-    """Rewrite every vector table as int8, its chunks sized to what it holds (a type with 101
-    images had taken 1,024 slots of float32; deleted vectors had left holes). Run inside a
-    transaction on the file to be shipped; returns the vectors rewritten per type."""
+def compact(con, int8: bool = False) -> dict[str, int]:
+    """Rewrite every vector table, its chunks sized to what it holds (a type with 101 images had
+    taken 1,024 slots; deleted vectors had left holes), as float32 or, with `int8`, quantised.
+    Run inside a transaction on the file to be shipped; returns the vectors rewritten per type."""
     dim = int(meta.get(con, "embedding_dim") or 0)
     out: dict[str, int] = {}
     if not dim:
@@ -189,7 +190,7 @@ def compact(con) -> dict[str, int]:
     for kind in VECTOR_TYPES:
         ids, mat = matrix(con, kind)
         con.execute(f"DROP TABLE IF EXISTS vec_{kind}")
-        con.execute(_ddl(kind, dim, "int8", fitted_chunk(ids.size)))
+        con.execute(_ddl(kind, dim, "int8" if int8 else "float", fitted_chunk(ids.size)))
         for i in range(0, ids.size, 4096):
             put_bulk(con, kind, ids[i:i + 4096], mat[i:i + 4096])
         out[kind] = int(ids.size)

@@ -3,5 +3,4 @@
 -- vector tables are created at run time with the embedder's dimension, so the fold is a step
 -- in Python (store/vectors.py `fold_name_vectors`), run in this migration's transaction right
 -- after this file: it moves the name vectors into vec_entity and drops vec_entity_name.
--- New files store int8 vectors (store/vectors.py); a file's float32 tables stay as they are
--- until `dgrag snapshot` writes a compact copy.
+-- `dgrag snapshot` writes a compact copy (fitted vec0 chunks; int8 vectors with --int8).
