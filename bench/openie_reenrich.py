@@ -25,6 +25,11 @@ from dgrag.embed import embed_text, text_hash
 from dgrag.enrich import semantic_layer
 from dgrag.enrich.runner import run_step
 from dgrag.store import Store
+from dgrag.store.vectors import decode
+
+
+def settings_dim(store: Store) -> int:
+    return int(store.meta.get("embedding_dim"))
 
 
 def _fact_vectors(db: Path) -> dict[str, bytes]:
@@ -52,7 +57,7 @@ def _reuse_entity_vectors(store: Store, settings: Settings, reuse: list[Path]) -
                 todo.append((rowid, h))
     if todo:
         with store.transaction():
-            vecs = np.stack([np.frombuffer(known[h], dtype=np.float32) for _, h in todo])
+            vecs = np.stack([decode(known[h], settings_dim(store)) for _, h in todo])
             store.vectors.put("entity", [r for r, _ in todo], vecs, [h for _, h in todo])
     return len(todo)
 
@@ -77,7 +82,7 @@ def reenrich(src: Path, dst: Path, settings: Settings | None = None, reuse: list
         same = [(r, old[t]) for r, t in pending if t in old]
         with store.transaction():
             if same:
-                vecs = np.stack([np.frombuffer(b, dtype=np.float32) for _, b in same])
+                vecs = np.stack([decode(b, settings_dim(store)) for _, b in same])
                 store.vectors.put("fact", [r for r, _ in same], vecs, [""] * len(same))
                 store.semantic.mark_facts_embedded([r for r, _ in same])
         out["facts"] = {"total": len(store.con.execute("SELECT rowid FROM facts").fetchall()),

@@ -35,14 +35,16 @@ def embed_text(node: Node, max_chars: int = 384) -> str:
     return text[:max_chars]
 
 
-def embed_pending(store: Store, embedder, settings: Settings, progress: Progress | None = None) -> int:
-    """Embed every node without a current vector, in committed batches (resumable).
+def embed_pending(store: Store, embedder, settings: Settings, progress: Progress | None = None,
+                  kinds: tuple[str, ...] | None = None) -> int:
+    """Embed every node (of `kinds`, or of every type) without a current vector, in committed
+    batches (resumable).
 
     A text embedded before (same hash, same type: en/zh copies of one code block, a moved
     section) reuses its vector. Returns the number of texts the model actually embedded.
     """
     progress = progress or (lambda stage, done, total: None)
-    pending = store.nodes.pending_embedding()
+    pending = store.nodes.pending_embedding(kinds=kinds)
     by_type: dict[str, list[dict]] = {}
     for _, kind, node in pending:
         by_type.setdefault(kind, []).append(node)
@@ -56,7 +58,7 @@ def embed_pending(store: Store, embedder, settings: Settings, progress: Progress
             known = store.vectors.by_embed_hash(kind, hashes)
             todo = sorted({t for t, h in zip(texts, hashes) if h not in known}, key=len)  # less padding
             fresh = dict(zip(todo, embedder.embed_passages(todo))) if todo else {}
-            vecs = np.stack([fresh[t] if t in fresh else np.frombuffer(known[h], dtype=np.float32)
+            vecs = np.stack([fresh[t] if t in fresh else known[h]
                              for t, h in zip(texts, hashes)])
             with store.transaction():
                 store.vectors.put(kind, [n["rowid"] for n in batch], vecs, hashes)

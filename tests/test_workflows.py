@@ -92,7 +92,7 @@ def test_a_build_killed_mid_way_resumes_with_nothing_redone_and_nothing_lost(tmp
     child.send_signal(signal.SIGKILL)  # mid-build: batch 3 is being written
     child.wait(30)
     done_before = _batches_done(db)
-    assert 2 <= done_before < 5, "the kill came too late to test a resume"
+    assert 2 <= done_before < 11, "the kill came too late to test a resume"  # 5 page batches, media, 5 slices
     with Store(db, readonly=True) as st:
         vectors_before = dict(st.con.execute("SELECT rowid, embed_hash FROM nodes WHERE embed_hash IS NOT NULL"))
         type_before = dict(st.con.execute("SELECT rowid, type FROM nodes"))
@@ -109,15 +109,20 @@ def test_a_build_killed_mid_way_resumes_with_nothing_redone_and_nothing_lost(tmp
 
     with Store(db, readonly=True) as st:
         kept = dict(st.con.execute("SELECT rowid, embed_hash FROM nodes WHERE embed_hash IS NOT NULL"))
-        finished_pages = [p for b in build.batches[:done_before] for p in b.pages]
+        # pages in before the kill had their file and chunk vectors (coverage first: code, tables
+        # and images come once every page is in)
+        finished_pages = [p for s in build.steps[:done_before] if s.stage == "pages" for p in s.batch.pages]
         done_texts = {t for (t,) in st.con.execute(
-            f"SELECT text FROM nodes WHERE source_path IN ({','.join('?' * len(finished_pages))})", finished_pages)}
+            f"SELECT text FROM nodes WHERE type IN ('file', 'chunk') AND source_path IN "
+            f"({','.join('?' * len(finished_pages))})", finished_pages)}
+        names = {n for (n,) in st.con.execute("SELECT entity_name FROM nodes WHERE type = 'entity'")}
     changed = [r for r, h in vectors_before.items() if kept.get(r) != h]
     # none redone; the one node gone is the fixture's small copy of an image a later page shows
     # in full (near-duplicates merge into one node, as in a one-shot build)
     assert all(type_before[r] == "image" and kept.get(r) is None for r in changed)
     assert not facts_before & set(embedded), "a fact embedded before the kill was embedded again"
-    assert embedded and not done_texts & set(embedded)
+    # (a page titled by one name alone has that name's text: its entity comes with the semantic layer)
+    assert embedded and not done_texts & (set(embedded) - names)
     assert files_before <= {p for b in build.batches for p in b.pages}
 
     whole = tmp_path / "whole.db"  # nothing lost: the same index as one uninterrupted run
@@ -259,7 +264,9 @@ def test_index_this_folder_takes_the_batched_path_and_keeps_what_it_holds(tmp_pa
     service.writer.after = lambda: (service.handle.reload(), files_seen.append(_stats(settings.db_path)["nodes"]["file"]))
     job = service.index_docs(docs)
     assert job.error == "" and job.counts["batches"] == 3 and job.counts["batches_done_before"] == 0
-    assert files_seen == [1, 5, 9, 9]  # questions saw each batch as it committed (and the job's end)
+    # questions saw each step as it committed: 3 batches of pages, then code/tables/images, then the
+    # semantic layer in 3 slices (and the job's end)
+    assert files_seen == [1, 5, 9, 9, 9, 9, 9, 9] and job.counts["steps"] == 7
     stats = _stats(settings.db_path)
     assert stats["nodes"]["entity"] > 0 and stats["facts"] and stats["edges"].get("semantic")
     assert service.build.status().finished and service.build.status().title == f"the index of {docs.name}"
@@ -268,7 +275,7 @@ def test_index_this_folder_takes_the_batched_path_and_keeps_what_it_holds(tmp_pa
     page.write_text(page.read_text(encoding="utf-8") + "\n## Added section\n\nNew text.\n", encoding="utf-8")
     files_seen.clear()
     job = service.index_docs(docs)
-    assert job.error == "" and files_seen == [9, 9, 9, 9]  # nothing dropped while it went
+    assert job.error == "" and files_seen == [9] * 8  # nothing dropped while it went
     assert 0 < job.counts["embedded"] <= 3 and job.counts["files_indexed"] == 1
 
     other = Service(Settings(db_path=settings.db_path, docs_root=ROOT / "tests" / "fixtures" / "docs"))

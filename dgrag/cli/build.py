@@ -80,7 +80,7 @@ def cmd_snapshot(args) -> int:
         raise DgragError(f"{dest} exists; choose a new file name")
     cached = ensure_graph_cache(path)  # a replica of the copy then has nothing to build or write
     with Store(path, readonly=True) as store:
-        store.copy_to(dest)
+        store.copy_to(dest, compact=args.compact, int8=args.int8)
     print(f"{dest}  ({dest.stat().st_size / 1e6:.1f} MB): serve it with `dgrag serve --db {dest}` "
           f"(or DGRAG_DB_PATH={dest} python app.py)")
     if not cached:

@@ -110,6 +110,12 @@ def _stats(sub) -> None:
 def _snapshot(sub) -> None:
     sn = sub.add_parser("snapshot", help="a consistent single-file copy of the index, e.g. for read-only replicas")
     sn.add_argument("dest", metavar="NEW.db", help="the new file (never overwritten)")
+    sn.add_argument("--compact", action=argparse.BooleanOptionalAction, default=True,
+                    help="vector tables in fitted chunks, vacuumed: the smallest file (default); "
+                         "--no-compact copies the file as it is")
+    sn.add_argument("--int8", action="store_true",
+                    help="and int8 vectors: a quarter of the vectors' bytes, recall within ~1 point "
+                         "of float32 (bench/results_21.md)")
     _db(sn, "the index file to copy")
     sn.set_defaults(func=cmd_snapshot)
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 
 from ..config import Settings
-from ..embed import ENTITY_NAME_CHARS, Progress, embed_pending, text_hash
+from ..embed import Progress, embed_pending, text_hash
 from ..kernels.knn import knn_pairs, random_pair_similarity
 from ..store import Store
 
@@ -21,7 +21,6 @@ def finalize(store: Store, settings: Settings, embedder, progress: Progress | No
         store.bind_embedder(embedder.model_id, embedder.dim)
         out["embedded_nodes"] = embed_pending(store, embedder, settings, progress)
         out["embedded_facts"] = embed_facts(store, embedder, settings, progress)
-        out["embedded_names"] = embed_entity_names(store, embedder, settings)  # reuses the node vectors
         out["synonymy_edges_added"] = add_synonymy_edges(store, settings, embedder)
     return out
 
@@ -37,7 +36,7 @@ def embed_facts(store: Store, embedder, settings: Settings, progress: Progress |
         known = store.semantic.fact_vectors_by_text([t for _, t in batch])
         todo = sorted({t for _, t in batch if t not in known}, key=len)  # less padding
         fresh = dict(zip(todo, embedder.embed_passages([t[:settings.embedding_max_chars] for t in todo])))
-        vecs = np.stack([fresh[t] if t in fresh else np.frombuffer(known[t], dtype=np.float32) for _, t in batch])
+        vecs = np.stack([fresh[t] if t in fresh else known[t] for _, t in batch])
         with store.transaction():
             store.vectors.put("fact", [r for r, _ in batch], vecs,
                               [text_hash(t[:settings.embedding_max_chars]) for _, t in batch])
@@ -74,39 +73,13 @@ def synonymy_threshold(store: Store, settings: Settings, embedder) -> float:
     return effective
 
 
-def embed_entity_names(store: Store, embedder, settings: Settings) -> int:
-    """Name-only vectors: synonymy is about what an entity is called (as in HippoRAG). An
-    entity's node vector embeds its name already (`embed_text`), so it is copied when its
-    text is the name; only entities whose node vector embeds something else (a file from
-    before) are embedded again. Returns the number of names the model embedded."""
-    from ..store import NAME_VECTORS
-
-    pending = store.semantic.entities_without_name_vector()
-    by_name = {text_hash(name[:ENTITY_NAME_CHARS]): name for _, name in pending}
-    known = store.vectors.by_embed_hash("entity", list(by_name))
-    bs, embedded = max(1, settings.embedding_batch_size) * 4, 0  # names are short
-    for i in range(0, len(pending), bs):
-        batch = pending[i:i + bs]
-        names = [name[:ENTITY_NAME_CHARS] for _, name in batch]
-        todo = sorted({n for n in names if text_hash(n) not in known})
-        fresh = dict(zip(todo, embedder.embed_passages(todo))) if todo else {}
-        vecs = np.stack([fresh[n] if n in fresh else np.frombuffer(known[text_hash(n)], dtype=np.float32)
-                         for n in names])
-        with store.transaction():
-            store.vectors.put_bulk(NAME_VECTORS, [r for r, _ in batch], vecs)
-        embedded += len(todo)
-    return embedded
-
-
 def add_synonymy_edges(store: Store, settings: Settings, embedder) -> int:
-    """KNN synonymy edges for entities that have none computed yet (incremental)."""
-    from ..store import NAME_VECTORS
-
-    embed_entity_names(store, embedder, settings)  # none left when finalize ran it
+    """KNN synonymy edges for entities that have none computed yet (incremental). An entity's
+    vector embeds its name alone (`embed_text`): what synonymy is about, as in HippoRAG."""
     new = store.semantic.entities_without_synonymy()
     if not new:
         return 0
-    ids, mat = store.vectors.matrix(NAME_VECTORS)
+    ids, mat = store.vectors.matrix("entity")
     if ids.size < 2:
         with store.transaction():
             store.semantic.mark_synonymy_done(new)

@@ -183,13 +183,20 @@ def load_index(path: Path | str) -> LoadedIndex:
 def ensure_graph_cache(path: Path | str) -> bool:
     """Persist the graph snapshot if the file lacks a current one, so that copies of the file
     start without rebuilding (or writing) anything; False if it could not be stored (the file
-    is busy, read-only, or changed meanwhile)."""
+    is busy, read-only, or changed meanwhile). A current one from before names were packed is
+    written again packed (what `dgrag snapshot` copies)."""
     with Store(path, readonly=True) as store, store.snapshot():
         version = store.meta.graph_version()
-        if store.meta.read_graph_cache(version) is not None:
+        blob = store.meta.read_graph_cache(version)
+        if blob is not None and _packed(blob):
             return True
-        g = _build_graph(store)
+        g = _decode(blob) if blob is not None else _build_graph(store)
     return _save_graph(path, version, g, timeout=30.0)
+
+
+def _packed(blob: bytes) -> bool:
+    with np.load(io.BytesIO(blob), allow_pickle=False) as z:
+        return "entity_names_utf8" in z.files
 
 
 def _build_graph(store: Store) -> dict:
@@ -212,13 +219,22 @@ def _build_graph(store: Store) -> dict:
 
 def _decode(blob: bytes) -> dict:
     with np.load(io.BytesIO(blob), allow_pickle=False) as z:
-        return {k: z[k] for k in GRAPH_KEYS}
+        if "entity_names_utf8" not in z.files:  # a snapshot written before names were packed
+            return {k: z[k] for k in GRAPH_KEYS}
+        g = {k: z[k] for k in GRAPH_KEYS if k != "entity_names"}
+        raw = z["entity_names_utf8"].tobytes().decode("utf-8", "surrogatepass")
+    g["entity_names"] = raw.split("\x00") if raw else []
+    return g
 
 
 def _save_graph(path, version: int, g: dict, timeout: float = 0.5) -> bool:
-    """Persist the snapshot for the next start; a read-only or busy file just skips it."""
+    """Persist the snapshot for the next start; a read-only or busy file just skips it. Entity
+    names go as one UTF-8 buffer: numpy's str array is 4 bytes a character at the longest name's
+    width (29 MB of 19k names on MuSiQue, more than the file's float32 fact vectors)."""
     buf = io.BytesIO()
-    np.savez(buf, **{k: g[k] for k in GRAPH_KEYS})
+    names = "\x00".join(str(n) for n in g["entity_names"]).encode("utf-8", "surrogatepass")
+    np.savez(buf, **{k: g[k] for k in GRAPH_KEYS if k != "entity_names"},
+             entity_names_utf8=np.frombuffer(names, dtype=np.uint8))
     try:
         with Store(path, timeout=timeout) as st:  # a load never waits behind a long indexing run
             return bool(st.write_graph_cache(version, buf.getvalue()))

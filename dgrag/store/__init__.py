@@ -3,6 +3,6 @@ functions grouped by tables (meta, nodes, edges, images, vectors, semantic, logs
 from .connect import open_connection, sqlite_module
 from .semantic import entity_id
 from .store import Store
-from .vectors import NAME_VECTORS, NODE_TYPES, VECTOR_TYPES
+from .vectors import NODE_TYPES, VECTOR_TYPES
 
-__all__ = ["Store", "open_connection", "sqlite_module", "entity_id", "NODE_TYPES", "VECTOR_TYPES", "NAME_VECTORS"]
+__all__ = ["Store", "open_connection", "sqlite_module", "entity_id", "NODE_TYPES", "VECTOR_TYPES"]

@@ -13,6 +13,7 @@ from pathlib import Path
 from types import ModuleType
 
 from ..errors import IndexFileError, SchemaTooNew, SqliteVecUnavailable
+from .vectors import fold_name_vectors
 
 
 def now() -> str:
@@ -103,6 +104,11 @@ def open_connection(path: Path | str, *, readonly: bool = False, timeout: float 
     return con
 
 
+# Steps a migration's SQL cannot say (tables whose dimension only the file's meta knows), run in
+# its transaction after its SQL file.
+STEPS = {5: fold_name_vectors}
+
+
 def migration_files() -> list[tuple[int, str, Traversable]]:
     """(version, name, file) of every `NNNN_name.sql` shipped with the package, in order."""
     out = []
@@ -148,6 +154,8 @@ def migrate(con) -> int:
         try:
             for statement in _split_sql(sql):
                 con.execute(statement)
+            if version in STEPS:
+                STEPS[version](con)
             con.execute(
                 "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?,?,?)",
                 (version, name, _dt.datetime.now(_dt.timezone.utc).isoformat()),

@@ -16,7 +16,8 @@ COLUMNS = (
 #    code, tables and images; entity_name / entity_norm: an entity's display and normalised name
 
 __all__ = ["of_file", "rowids_of", "insert", "update_position", "update", "image_by_sha", "set_image_sha",
-           "delete", "redirect", "by_id", "by_rowids", "of_type", "texts_of_type", "set_summary", "unreferenced_images",
+           "delete", "redirect", "by_id", "by_rowids", "of_type", "texts_of_type", "count_of_pages", "set_summary",
+           "unreferenced_images",
            "pending_embedding", "gc_entities", "insert_bulk", "table", "counts"]
 
 
@@ -133,6 +134,16 @@ def texts_of_type(con, kind: str) -> list[tuple[int, str, str]]:
                        "ORDER BY rowid", (kind,)).fetchall()
 
 
+def count_of_pages(con, pages: Sequence[str], kind: str) -> int:
+    """Nodes of one type from these source pages."""
+    n = 0
+    for i in range(0, len(pages), 500):
+        part = list(pages[i:i + 500])
+        n += con.execute(f"SELECT count(*) FROM nodes WHERE type = ? AND source_path IN ({_marks(len(part))})",
+                         [kind, *part]).fetchone()[0]
+    return n
+
+
 def of_type(con, kinds: Sequence[str]) -> list[int]:
     return [r for (r,) in con.execute(
         f"SELECT rowid FROM nodes WHERE type IN ({_marks(len(kinds))}) ORDER BY rowid", list(kinds))]
@@ -148,10 +159,11 @@ def unreferenced_images(con) -> list[int]:
         "SELECT rowid FROM nodes WHERE type='image' AND rowid NOT IN (SELECT dst FROM edges WHERE type='contains')")]
 
 
-def pending_embedding(con, limit: int = 1_000_000) -> list[tuple[int, str, Node]]:
-    """Nodes whose vector is missing or stale: (rowid, type, row)."""
+def pending_embedding(con, limit: int = 1_000_000, kinds: Sequence[str] | None = None) -> list[tuple[int, str, Node]]:
+    """Nodes (of `kinds`, or all) whose vector is missing or stale: (rowid, type, row)."""
+    where = f" AND type IN ({_marks(len(kinds))})" if kinds else ""
     rowids = [r for (r,) in con.execute(
-        "SELECT rowid FROM nodes WHERE embed_hash IS NULL ORDER BY rowid LIMIT ?", (limit,))]
+        f"SELECT rowid FROM nodes WHERE embed_hash IS NULL{where} ORDER BY rowid LIMIT ?", (*(kinds or ()), limit))]
     return [(n["rowid"], n["type"], n) for n in by_rowids(con, rowids)]
 
 

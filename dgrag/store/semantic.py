@@ -6,11 +6,11 @@ import hashlib
 from typing import Iterable, Sequence
 
 from ..core import Fact
-from . import vectors
+from . import meta, vectors
 
 __all__ = ["upsert_entity", "set_entity_text", "clear_chunk", "add_chunk_entity", "add_fact", "forget_nodes",
            "rebuild_edges", "pending_facts", "fact_vectors_by_text", "mark_facts_embedded", "facts_by_rowids", "all_facts",
-           "entity_names", "counts", "entities_without_name_vector", "entities_without_synonymy", "mark_synonymy_done"]
+           "entity_names", "counts", "entities_without_synonymy", "mark_synonymy_done"]
 
 
 def entity_id(norm: str) -> str:
@@ -87,16 +87,17 @@ def pending_facts(con, limit: int = 1_000_000) -> list[tuple[int, str]]:
     return con.execute("SELECT rowid, text FROM facts WHERE embedded=0 ORDER BY rowid LIMIT ?", (limit,)).fetchall()
 
 
-def fact_vectors_by_text(con, texts: Sequence[str]) -> dict[str, bytes]:
+def fact_vectors_by_text(con, texts: Sequence[str]) -> dict[str, "np.ndarray"]:
     """Vectors of facts already embedded with one of these texts: the same fact drawn from
     another chunk (or another batch) is not embedded again."""
     texts = list(set(texts))
-    out: dict[str, bytes] = {}
+    dim = int(meta.get(con, "embedding_dim") or 0)
+    out = {}
     for i in range(0, len(texts), 500):
         part = texts[i:i + 500]
-        out.update(con.execute(
+        out.update((t, vectors.decode(b, dim)) for t, b in con.execute(
             "SELECT f.text, v.embedding FROM facts f JOIN vec_fact v ON v.rowid = f.rowid "
-            f"WHERE f.embedded = 1 AND f.text IN ({_marks(len(part))})", part).fetchall())
+            f"WHERE f.embedded = 1 AND f.text IN ({_marks(len(part))})", part))
     return out
 
 
@@ -126,15 +127,9 @@ def entity_names(con) -> list[tuple[int, str]]:
     return con.execute("SELECT rowid, entity_norm FROM nodes WHERE type='entity'").fetchall()
 
 
-def entities_without_name_vector(con) -> list[tuple[int, str]]:
-    """(rowid, display name) of entities whose name has no vector yet."""
-    return con.execute("SELECT rowid, entity_name FROM nodes WHERE type='entity' "
-                       "AND rowid NOT IN (SELECT rowid FROM vec_entity_name) ORDER BY rowid").fetchall()
-
-
 def entities_without_synonymy(con) -> list[int]:
     return [r for (r,) in con.execute(
-        "SELECT n.rowid FROM nodes n JOIN vec_entity_name v ON v.rowid = n.rowid WHERE n.type='entity' "
+        "SELECT n.rowid FROM nodes n JOIN vec_entity v ON v.rowid = n.rowid WHERE n.type='entity' "
         "AND n.rowid NOT IN (SELECT entity FROM synonymy_done) ORDER BY n.rowid")]
 
 

@@ -106,10 +106,14 @@ class Store:
             finally:
                 self.con.execute("COMMIT")
 
-    def copy_to(self, dest: Path | str) -> None:
-        """A consistent single-file copy (VACUUM INTO), safe while others read and write."""
+    def copy_to(self, dest: Path | str, compact: bool = True, int8: bool = False) -> None:
+        """A consistent single-file copy (VACUUM INTO), safe while others read and write. A
+        compact copy (the default) then has its vector tables rewritten in chunks fitted to what
+        they hold (as int8 with `int8`), and is vacuumed again: the smallest file that opens the same."""
         with self.write_lock:
             self.con.execute("VACUUM INTO ?", (str(dest),))
+        if compact:
+            compact_file(dest, int8)
 
     def write_graph_cache(self, version: int, data: bytes) -> bool:
         """Store the graph snapshot if the graph is still at `version` (no version bump: it
@@ -135,9 +139,6 @@ class Store:
                 vectors.create_tables(self.con, dim)
             return
         self.check_embedder(model_id, dim)
-        if not meta.has_table(self.con, f"vec_{vectors.NAME_VECTORS}"):
-            with self.transaction():
-                vectors.create_tables(self.con, dim)  # a file from before the name vectors existed
 
     def check_embedder(self, model_id: str, dim: int) -> None:
         have_model, have_dim = meta.get(self.con, "embedding_model"), meta.get(self.con, "embedding_dim")
@@ -167,3 +168,24 @@ class Store:
 
     def integrity_check(self) -> str:
         return self.con.execute("PRAGMA integrity_check").fetchone()[0]
+
+
+def compact_file(path: Path | str, int8: bool = False) -> dict[str, int]:
+    """Rewrite a file's vector tables compactly, then VACUUM it. Not a graph change: the graph
+    version (and so the persisted graph snapshot) stays. Returns the vectors rewritten per type."""
+    con = open_connection(Path(path))
+    try:
+        migrate(con)
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            out = vectors.compact(con, int8)
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        con.execute("COMMIT")
+        con.execute("VACUUM")
+        # as VACUUM INTO leaves a copy: a rollback journal, so a read-only folder serves it alone
+        con.execute("PRAGMA journal_mode=DELETE")
+    finally:
+        con.close()
+    return out

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..backends.embedders import CoreShare, SharedCores, bounded_threads, embedder_for_store
 from ..config import Settings
-from ..embed import Progress
+from ..embed import Progress, embed_pending
 from ..enrich import semantic_layer
 from ..enrich.runner import StoreCache, run_step
 from ..ingest.pipeline import IndexReport, index_folder
@@ -53,12 +53,24 @@ def index_docs(settings: Settings, store: Store, *, embed: bool = True, progress
         return index_folder(settings, store, embedder, progress, pages)
 
 
+def embed_nodes(settings: Settings, store: Store, kinds: tuple[str, ...], *, progress: Progress | None = None,
+                threads: Threads = None) -> int:
+    """Embed the nodes of `kinds` that have no current vector (the batched build's stages:
+    file and chunk vectors first, code, tables and images after). Returns the texts embedded."""
+    embedder, n = _embedder(settings, store, threads)
+    store.bind_embedder(embedder.model_id, embedder.dim)
+    with bounded_threads(n):
+        return embed_pending(store, embedder, settings, progress, kinds)
+
+
 def offline_layer(settings: Settings, store: Store, *, progress: Progress | None = None,
-                  cancel: threading.Event | None = None, threads: Threads = None) -> dict:
+                  cancel: threading.Event | None = None, threads: Threads = None, limit: int | None = None) -> dict:
     """The semantic layer without an LLM, for what is not done yet: offline summaries and
     captions, heuristic OpenIE (entities, facts), then edges, entity and fact vectors and
-    synonymy. What the first start's build runs after each batch of pages."""
-    return enrich_index(settings, store, STEPS, llm=None, progress=progress, cancel=cancel, threads=threads).as_dict()
+    synonymy. What the first start's build runs once every page is in, a slice (`limit` nodes
+    per step, in page order) at a time."""
+    return enrich_index(settings, store, STEPS, llm=None, progress=progress, cancel=cancel, threads=threads,
+                        limit=limit).as_dict()
 
 
 @dataclass

@@ -1,0 +1,6 @@
+-- 0005: each vector stored once. Entities are embedded by their name alone, so the name
+-- vectors that synonymy compares (vec_entity_name) were a second copy of vec_entity. The
+-- vector tables are created at run time with the embedder's dimension, so the fold is a step
+-- in Python (store/vectors.py `fold_name_vectors`), run in this migration's transaction right
+-- after this file: it moves the name vectors into vec_entity and drops vec_entity_name.
+-- `dgrag snapshot` writes a compact copy (fitted vec0 chunks; int8 vectors with --int8).
