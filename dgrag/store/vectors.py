@@ -6,7 +6,7 @@ int8 (`embedding int8[dim]`), each scaled on its own so that its largest compone
 cosine does not see the scale, so vec0's cosine KNN works on them as they are, and a vector read
 back is the int8 one divided by its norm (a unit vector again). A quarter of float32's bytes, but
 not the default: paired against float32 it moved one ArkUI-X question at R@1 (-1.0 point, over
-the 0.5 tolerance; bench/results_21.md). Each table is read and written in its own element type
+the 0.5 tolerance; docs/benchmarks.md, "Index cost"). Each table is read and written in its own element type
 (`storage`), so int8 and float32 files open alike.
 """
 from __future__ import annotations
