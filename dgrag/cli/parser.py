@@ -115,7 +115,7 @@ def _snapshot(sub) -> None:
                          "--no-compact copies the file as it is")
     sn.add_argument("--int8", action="store_true",
                     help="and int8 vectors: a quarter of the vectors' bytes, recall within ~1 point "
-                         "of float32 (docs/benchmarks.md, "Index cost")")
+                         "of float32 (docs/benchmarks.md, 'Index cost')")
     _db(sn, "the index file to copy")
     sn.set_defaults(func=cmd_snapshot)
 
