@@ -46,7 +46,7 @@ def _unit(x: np.ndarray) -> np.ndarray:
     return x / top if top > 0 else np.zeros_like(x)
 
 
-def candidates(li: LoadedIndex, cfg: RetrievalConfig, chunks: Route, lexical: np.ndarray,
+def candidates(li: LoadedIndex, cfg: RetrievalConfig, chunks: Route, lexical: tuple[np.ndarray, np.ndarray],
                walk: dict[int, float], ppr: dict[int, float], dense: np.ndarray) -> np.ndarray:
     """Graph indices of the sections to rank: the stage-2 chunks, the best lexical matches,
     the best of the walk and of PPR, and the best section of each page linked to the best
