@@ -71,7 +71,8 @@ class RetrievalConfig:
     ## The chunk ranking (retrieve/ranking.py)
     # `evidence` weighs every kind of evidence per candidate in one linear score, the weights
     # fitted on the bench sets' dev splits (`python -m bench.ranker fit`: MuSiQue-100 with
-    # gpt-3.5 OpenIE and the ArkUI-X dev questions, structural and offline; docs/benchmarks.md);
+    # gpt-3.5 OpenIE and the ArkUI-X dev questions, structural and offline; docs/benchmarks.md;
+    # rank_w_link below is the one exception);
     # `trust` is the rule before it (the graph's evidence on or off per question)
     rank_mode: str = "evidence"
     rank_candidate_k: int = 50  # candidates from each source: stage 2, lexical, the walk, PPR
@@ -83,7 +84,10 @@ class RetrievalConfig:
     rank_w_walk: float = 0.0  # weight of the cost-aware diffusion's score over its best
     rank_w_ppr: float = 1.0  # weight of the fact-seeded PPR score over its best
     rank_w_evidence: float = 0.0  # weight of facts and named entities pointing at the passage
-    rank_w_link: float = 0.75  # weight of a jump link to or from one of the best base passages' pages
+    # weight of a jump link to or from one of the best base passages' pages: fitted 0.75, kept at 0
+    # because an overview page that links to every guide then took the answer's first place
+    # (tests/test_retrieve.py); it needs hub control (a page's credit shared by its links) first
+    rank_w_link: float = 0.0
     ## PPR (HippoRAG 2)
     ppr_damping: float = 0.5  # the walk's damping (below 1)
     ppr_passage_weight: float = 0.05  # restart mass on passages, beside the entities'

@@ -169,7 +169,8 @@ def test_stop_in_the_app_ends_a_silent_models_answer(tmp_path, fixture_index, op
     from app_server import app_settings
     from dgrag.config import RetrievalConfig
     from dgrag.web.service import Service
-    from dgrag.web.ui import SETTINGS_SLIDERS, _responder
+    from dgrag.web.indexes import Indexes
+    from dgrag.web.ui import SETTINGS_SLIDERS, Chooser, _responder
 
     def round_two_holds(request):
         if not request.get("tools"):
@@ -182,7 +183,7 @@ def test_stop_in_the_app_ends_a_silent_models_answer(tmp_path, fixture_index, op
     service = Service(app_settings(tmp_path, fixture_index, llm_base_url=server.base_url, llm_model="chat",
                                    llm_timeout_s=300, llm_max_retries=0, chat_images="off"))
     values = [getattr(RetrievalConfig(), name) for name, *_ in SETTINGS_SLIDERS]
-    handler = _responder(service)("How do I create an app with ACE Tools?", [], False, "diffusion", *values)
+    handler = _responder(Chooser(Indexes.of(service), None))("How do I create an app with ACE Tools?", [], False, "diffusion", *values)
     skip = (gr.skip(),) * 4
 
     def until_silent():  # before this change, next() blocked here until the model answered
