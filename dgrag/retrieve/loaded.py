@@ -117,7 +117,7 @@ class LoadedIndex:
     def lexical(self) -> tuple[np.ndarray, "LexicalIndex"]:
         """The chunks' lexical index (breadcrumb and whole text, code and tables included) and
         the graph index of each of its documents; built on first use, once per snapshot (a few
-        seconds for the demo corpus: the Retriever builds it while it warms up)."""
+        seconds for the demo corpus; `IndexHandle.reload` builds it before the swap)."""
         with self._lexical_lock:
             if self._lexical is None:
                 from ..kernels.lexical import build_lexical
@@ -302,6 +302,7 @@ class IndexHandle:
 
     def reload(self) -> LoadedIndex:
         fresh = load_index(self.path)  # built aside: readers keep using the old one meanwhile
+        fresh.lexical()  # by the writer, not by the first question after the swap
         with self._lock:
             self._current = fresh
             self.generation += 1
@@ -309,6 +310,7 @@ class IndexHandle:
 
     def switch(self, path: Path | str) -> LoadedIndex:
         fresh = load_index(path)
+        fresh.lexical()
         with self._lock:
             self.path, self._current = Path(path), fresh
             self.generation += 1

@@ -106,8 +106,8 @@ def run_diffusion(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact:
     cited = {n for kind in COLLECT for n, _ in ranked[kind][:30]}  # every item stage 4 may keep cites its path
     paths = {n: path_to(res, n) for n in sorted(cited)}
     trace = {"expansions": res.expansions, "stop_reason": res.stop_reason, "graph_trust": round(trust, 4)}
-    if cfg.verbose:
-        trace.update(extra)  # the inspector's picture; ~800 lookups a question otherwise thrown away
+    if cfg.verbose:  # the inspector's picture; ~800 lookups a question otherwise thrown away
+        trace.update(extra)
         trace.update(seeds=sorted(seeds.items(), key=lambda kv: -kv[1])[:60], mandatory=mandatory[:60],
                      visited=res.visited[:PICTURE_NODES].tolist(),
                      edges=[(int(res.parent[v]), int(v)) for v in res.visited[:PICTURE_NODES].tolist()
