@@ -9,7 +9,8 @@ folder (mq_llm, mq_off, arkui_struct, arkui_off) with `verbose`, and keeps the c
 features and what each candidate is (page, section, passage). `fit` searches the weights by
 coordinate ascent on the dev questions of every configuration at once (the sum of R@1, R@2,
 R@5, section R@5 and cross-page both-pages R@5 over the configurations: one set of weights for every corpus, as the
-default must be), so a weight that only helps one corpus costs on the others. `show` prints
+default must be), less `GUARD` points for each point a configuration's R@1, R@2 or R@5 falls below
+dense's, so a weight that only helps one corpus costs on the others. `show` prints
 recall of dense (the base feature alone) and of the weights, per configuration and split.
 MuSiQue-100 has no split of its own: every third question (0, 3, 6, ...) is dev (`bench.retrieval.split_of`).
 """
@@ -89,25 +90,37 @@ def summary(rows: list[dict], w: np.ndarray, split: str | None) -> dict[str, flo
     return out
 
 
-def objective(data: dict, w: np.ndarray, split: str) -> float:
+# each point a configuration's R@1, R@2 or R@5 falls below dense's on the fitting split costs
+# GUARD points of the objective: the default must not lose to dense on any corpus, so a weight
+# that buys one corpus's sections with another's second passage is refused
+GUARD = 3.0
+
+
+def objective(data: dict, w: np.ndarray, split: str, guard: float = GUARD) -> float:
+    base = np.eye(len(FEATURES))[0]
     total = 0.0
     for rows in data["configs"].values():
         s = summary(rows, w, split)
+        if not s["n"]:
+            continue
         total += s["R@1"] + s["R@2"] + s["R@5"] + s.get("S@5", 0.0) + s.get("both@5", 0.0)
+        if guard > 0:
+            d = summary(rows, base, split)
+            total -= guard * sum(max(0.0, d[k] - s[k]) for k in ("R@1", "R@2", "R@5"))
     return total
 
 
-def fit(data: dict, split: str = "dev", passes: int = 3) -> np.ndarray:
+def fit(data: dict, split: str = "dev", passes: int = 3, guard: float = GUARD) -> np.ndarray:
     w = np.zeros(len(FEATURES))
     w[0] = 1.0  # the base weight fixes the scale
-    best = objective(data, w, split)
+    best = objective(data, w, split, guard)
     for _ in range(passes):
         moved = False
         for j in range(1, len(FEATURES)):
             for v in GRID:
                 trial = w.copy()
                 trial[j] = v
-                score = objective(data, trial, split)
+                score = objective(data, trial, split, guard)
                 if score > best + 1e-9:
                     best, w, moved = score, trial, True
         if not moved:
@@ -153,6 +166,7 @@ def main(argv=None) -> None:
         p.add_argument("--features", type=Path, required=True)
         p.add_argument("--split", default="dev" if name == "fit" else None)
         p.add_argument("--weights", default=None, help="JSON {feature: weight} (default: RetrievalConfig's)")
+        p.add_argument("--guard", type=float, default=GUARD, help="cost of a point below dense (fit)")
     args = ap.parse_args(argv)
     if args.cmd == "dump":
         data = dump(args.work, args.arkui or [f for f in (ARKUI_QUESTIONS, ARKUI_V2) if f.exists()])
@@ -160,7 +174,7 @@ def main(argv=None) -> None:
         return
     data = json.loads(args.features.read_text(encoding="utf-8"))
     if args.cmd == "fit":
-        w = fit(data, args.split)
+        w = fit(data, args.split, guard=args.guard)
         print(json.dumps({f"rank_w_{f}": float(v) for f, v in zip(FEATURES, w)}, indent=1))
         print(table(data, w))
         return

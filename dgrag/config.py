@@ -88,6 +88,9 @@ class RetrievalConfig:
     # because an overview page that links to every guide then took the answer's first place
     # (tests/test_retrieve.py); it needs hub control (a page's credit shared by its links) first
     rank_w_link: float = 0.0
+    rank_w_child: float = 0.0  # weight of the best cosine of the section and its code / tables / images
+    rank_w_bridge: float = 0.0  # weight of a mention of the passage's page name or heading in a best base passage
+    rank_bridge_k: int = 3  # the best base passages whose mentions count as `bridge` evidence
     ## PPR (HippoRAG 2)
     ppr_damping: float = 0.5  # the walk's damping (below 1)
     ppr_passage_weight: float = 0.05  # restart mass on passages, beside the entities'

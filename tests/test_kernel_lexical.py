@@ -45,3 +45,20 @@ def test_error_code_finds_its_section_among_many():
     docs = [f"section {i} about layout" for i in range(50)] + ["2303198 the file does not exist"]
     s = build_lexical(docs).scores("got error 2303198 when opening")
     assert int(np.argmax(s)) == 50 and np.count_nonzero(s) == 1
+
+
+def test_titles_mentioned_in_a_document_every_term_and_their_specificity():
+    from dgrag.kernels.lexical import build_titles
+
+    docs = ["Steve Hillage\nan English guitarist", "Green\nthe song Green was performed by Steve Hillage",
+            "Hillage Road\na road", "Example\nexample example"]
+    index = build_lexical(docs)
+    titles = build_titles(["Steve Hillage", "Green", "Hillage Road", "Example"], index)
+    # doc 1 names Steve Hillage (both terms) and its own title; not "Hillage Road" (no "road")
+    assert titles.mentioned_in(1).tolist() == [True, True, False, False]
+    assert titles.mentioned_in(0).tolist() == [True, False, False, False]
+    assert titles.size.tolist() == [2, 1, 2, 1]
+    n = 4
+    idf = lambda df: np.log1p((n - df + 0.5) / (df + 0.5))  # noqa: E731
+    assert np.allclose(titles.specificity, np.minimum(1.0, [(idf(2) + idf(3)) / 8, idf(1) / 8,
+                                                            (idf(3) + idf(1)) / 8, idf(1) / 8]))

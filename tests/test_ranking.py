@@ -19,6 +19,9 @@ PAGES = {
                  "## Limits\n\nAt most 32 pages on the stack.\n",
     "layout.md": "# Layout\n\n## Measuring\n\n" + FILLER + " Set setFooBarMode to skip the second pass.\n\n"
                  "## Drawing\n\nThe frame is drawn after measuring.\n",
+    "tabs.md": "# Tabs reference\n\n## Attributes\n\nThe attributes a tab bar takes.\n\n"
+               "| name | effect |\n|---|---|\n| barBackgroundBlurStyle | blurs what lies behind the tab bar |\n\n"
+               "## Events\n\nonChange fires when the selected tab changes.\n",
 }
 ZERO = {f"rank_w_{f}": 0.0 for f in FEATURES if f != "base"}
 
@@ -71,6 +74,20 @@ def test_a_link_from_a_top_section_brings_the_linked_pages_section(crafted):
     assert link.get("router.md", 0.0) > 0.0  # linked from the guide's section
     assert link.get("layout.md", 0.0) == 0.0  # no link either way
     assert "router.md" in [c["source_path"] for c in res["chunks"][:3]]
+
+
+def test_the_child_feature_lifts_the_section_that_holds_a_matching_table(crafted):
+    q = "| barBackgroundBlurStyle | blurs what lies behind the tab bar |"
+    res = crafted.retrieve(q, {**ZERO, "rank_w_child": 1.0, "verbose": True})
+    rk = res["trace"]["stage3"]["ranking"]
+    with Store(crafted.handle.path, readonly=True) as st:
+        crumb = {str(n["rowid"]): n["breadcrumb"] for n in st.nodes.by_rowids(int(r) for r in rk["nodes"])}
+    child = {crumb[node]: row[FEATURES.index("child")] for node, row in zip(rk["nodes"], rk["values"])}
+    dense = {crumb[node]: row[FEATURES.index("dense")] for node, row in zip(rk["nodes"], rk["values"])}
+    held = "Tabs reference / Attributes"
+    assert child[held] == 0.0 and all(v < 0.0 for c, v in child.items() if c != held)  # the best, alone
+    assert dense[held] < 0.0  # the section's own text is not what matched: its table is
+    assert _sections(res)[0] == held
 
 
 def test_ppr_falls_back_to_dense_when_no_seed_leads_where_dense_agrees(crafted):

@@ -92,3 +92,41 @@ def build_lexical(docs: Sequence[str], k1: float = 1.2, b: float = 0.75) -> Lexi
     tf = tf.tocoo()
     w = idf[tf.col] * tf.data * (k1 + 1) / (tf.data + norm[tf.row])
     return LexicalIndex(sparse.csc_matrix((w, (tf.row, tf.col)), shape=(n, v)), vocab)
+
+
+@dataclass(frozen=True)
+class TitleIndex:
+    """Each document's title (a page's name, a section's heading) as a set of the lexical
+    index's terms, to find the documents whose title another document mentions: the passage
+    about the person a first passage names, the API reference section whose method a guide
+    calls. A title made of common terms is worth little (`specificity`)."""
+
+    titles: sparse.csr_matrix   # (n_docs, n_terms): 1 where the term is in the doc's title
+    size: np.ndarray            # title terms per doc (0: no title to mention)
+    specificity: np.ndarray     # sum of the title terms' IDF over `scale`, at most 1
+    doc_terms: sparse.csr_matrix  # (n_docs, n_terms): the terms each doc holds
+
+    def mentioned_in(self, doc: int) -> np.ndarray:
+        """Per document, whether document `doc` holds every term of its title."""
+        lo, hi = self.doc_terms.indptr[doc], self.doc_terms.indptr[doc + 1]
+        present = np.zeros(self.titles.shape[1])
+        present[self.doc_terms.indices[lo:hi]] = 1.0
+        return (self.size > 0) & (np.asarray(self.titles @ present).ravel() >= self.size)
+
+
+def build_titles(titles: Sequence[str], index: LexicalIndex, scale: float = 8.0) -> TitleIndex:
+    rows: list[int] = []
+    cols: list[int] = []
+    for d, title in enumerate(titles):
+        ids = sorted({index.vocab[t] for t in tokenize(title) if t in index.vocab})
+        cols.extend(ids)
+        rows.extend([d] * len(ids))
+    n, v = index.n_docs, len(index.vocab)
+    T = sparse.csr_matrix((np.ones(len(rows)), (np.asarray(rows, np.int64), np.asarray(cols, np.int64))),
+                          shape=(n, v))
+    df = np.diff(index.weights.indptr)  # CSC: the docs holding each term
+    idf = np.log1p((n - df + 0.5) / (df + 0.5))
+    spec = np.minimum(1.0, np.asarray(T @ idf).ravel() / scale)
+    docs = index.weights.tocsr()
+    return TitleIndex(T, np.diff(T.indptr), spec, sparse.csr_matrix((np.ones(docs.nnz), docs.indices, docs.indptr),
+                                                                   shape=docs.shape))

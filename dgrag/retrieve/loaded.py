@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ..kernels.graph_arrays import EDGE_TYPE_CODES, NODE_TYPE_CODES, GraphArrays, build_graph_arrays
-from ..kernels.lexical import LexicalIndex
+from ..kernels.lexical import LexicalIndex, TitleIndex
 from ..store import VECTOR_TYPES, Store
 
 
@@ -42,6 +42,7 @@ class LoadedIndex:
     _vec_row: object = field(default=None, repr=False)
     _of_type: dict = field(default_factory=dict, repr=False)
     _lexical: object = field(default=None, repr=False)
+    _titles: object = field(default=None, repr=False)
     _lexical_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
@@ -120,15 +121,25 @@ class LoadedIndex:
         seconds for the demo corpus; `IndexHandle.reload` builds it before the swap)."""
         with self._lexical_lock:
             if self._lexical is None:
-                from ..kernels.lexical import build_lexical
+                from ..kernels.lexical import build_lexical, build_titles
 
                 with Store(self.path, readonly=True) as store:
                     rows = store.nodes.texts_of_type("chunk")
                 idx = self.index_of(np.array([r for r, _, _ in rows], dtype=np.int64))
                 keep = np.flatnonzero(idx >= 0)  # the file may be newer than this snapshot
                 docs = [f"{rows[i][1]}\n{rows[i][2]}" for i in keep.tolist()]
-                self._lexical = (idx[keep], build_lexical(docs))
+                index = build_lexical(docs)
+                crumbs = [rows[i][1].split(" / ") for i in keep.tolist()]
+                # a page's name and a section's own heading, the two titles a passage may mention
+                self._titles = (build_titles([c[0] for c in crumbs], index),
+                                build_titles([c[-1] for c in crumbs], index))
+                self._lexical = (idx[keep], index)
             return self._lexical
+
+    def titles(self) -> tuple["TitleIndex", "TitleIndex"]:
+        """The lexical documents' page titles and section headings (built with `lexical`)."""
+        self.lexical()
+        return self._titles
 
     def igraph(self):
         """An igraph Graph of the same edges (built on first use, for PPR comparisons)."""

@@ -124,9 +124,10 @@ def _weighted_chunks(li, cfg: RetrievalConfig, query: str, chunks: Route, walked
         lexical = (lex_rows, index.scores(query))
     else:
         lexical = (np.zeros(0, np.int64), np.zeros(0))
+    bridge = ranking.bridge_scores(li, chunks, cfg.rank_bridge_k) if cfg.rank_w_bridge > 0 else ranking.NO_SCORES
     walk, ppr = dict(walked), dict(graph)
-    cands = ranking.candidates(li, cfg, chunks, lexical, walk, ppr, dense)
-    F = ranking.features(li, cfg, cands, chunks, lexical, walk, ppr, ev, dense)
+    cands = ranking.candidates(li, cfg, chunks, lexical, walk, ppr, dense, bridge)
+    F = ranking.features(li, cfg, cands, chunks, lexical, walk, ppr, ev, dense, bridge)
     ranked = ranking.rank(cands, F, ranking.weights_of(cfg))
     return ranked, {"ranking": {"features": list(ranking.FEATURES), "nodes": cands.tolist(),
                                 "values": np.round(F, 5).tolist()}}

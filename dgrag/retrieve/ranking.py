@@ -17,7 +17,16 @@ scales that mean the same on every question, and one linear score ranks them:
 - `evidence`: facts and query-named entities pointing at the passage, each entity's share
   divided by its passage degree, so hubs (`ArkUI-X`, `build()`) count for little;
 - `link`: the passage's page is joined by a `[text](page.md)` link to the page of one of the
-  best few base passages (a guide and the API reference it calls), weighted by that base score.
+  best few base passages (a guide and the API reference it calls), weighted by that base score
+  and divided by log2(1 + the pages the linked page is joined to), so an overview page that
+  links to every guide gains little from each;
+- `child`: the best cosine among the section itself and the code blocks, tables and images it
+  contains, minus the best candidate's (a method's row in a long reference table, a snippet:
+  text past the section's embedded cut that has a vector of its own);
+- `bridge`: one of the best few base passages, on another page, mentions the passage's page name
+  or its section's heading, weighted by that base score and by how specific the title's terms
+  are (the second hop: the passage about the person the first names, the reference section of
+  the method a guide calls).
 
 The weights are fitted on the dev splits of the bench sets (`python -m bench.ranker`) and kept
 in RetrievalConfig (`rank_w_*`), so a request can change them.
@@ -28,13 +37,14 @@ import numpy as np
 
 from ..config import RetrievalConfig
 from ..core import Route
-from ..kernels.graph_arrays import EDGE_TYPE_CODES
+from ..kernels.graph_arrays import EDGE_TYPE_CODES, NODE_TYPE_CODES
 from .loaded import LoadedIndex
 
 # the base of a candidate stage 2 did not keep: below its last one, so that with the other
 # weights at 0 the ranking is dense's to the end
 OUTSIDE_BASE = -0.1
-FEATURES = ("base", "dense", "lexical", "page", "walk", "ppr", "evidence", "link")
+NO_SCORES = (np.zeros(0, np.int64), np.zeros(0))  # a source left out: (graph indices, scores)
+FEATURES = ("base", "dense", "lexical", "page", "walk", "ppr", "evidence", "link", "child", "bridge")
 
 
 def weights_of(cfg: RetrievalConfig) -> np.ndarray:
@@ -47,15 +57,16 @@ def _unit(x: np.ndarray) -> np.ndarray:
 
 
 def candidates(li: LoadedIndex, cfg: RetrievalConfig, chunks: Route, lexical: tuple[np.ndarray, np.ndarray],
-               walk: dict[int, float], ppr: dict[int, float], dense: np.ndarray) -> np.ndarray:
-    """Graph indices of the sections to rank: the stage-2 chunks, the best lexical matches,
-    the best of the walk and of PPR, and the best section of each page linked to the best
-    base passages."""
+               walk: dict[int, float], ppr: dict[int, float], dense: np.ndarray,
+               bridge: tuple[np.ndarray, np.ndarray] = NO_SCORES) -> np.ndarray:
+    """Graph indices of the sections to rank: the stage-2 chunks, the best lexical and bridge
+    matches, the best of the walk and of PPR, and the best section of each page linked to the
+    best base passages."""
     k = cfg.rank_candidate_k
-    lex_rows, lex = lexical
     parts = [chunks.positions[:k]]
-    if lex.size and lex.max() > 0:
-        parts.append(lex_rows[np.argsort(-lex, kind="stable")[:k]])
+    for rows, values in (lexical, bridge):
+        if values.size and values.max() > 0:
+            parts.append(rows[np.argsort(-values, kind="stable")[:k]])
     for scores in (walk, ppr):
         parts.append(np.array(sorted(scores, key=lambda n: -scores[n])[:k], dtype=np.int64))
     parts.append(_best_on_linked_pages(li, chunks.positions[:cfg.rank_link_k], dense))
@@ -64,7 +75,7 @@ def candidates(li: LoadedIndex, cfg: RetrievalConfig, chunks: Route, lexical: tu
 
 def features(li: LoadedIndex, cfg: RetrievalConfig, cands: np.ndarray, chunks: Route, lexical,
              walk: dict[int, float], ppr: dict[int, float], evidence: np.ndarray | None,
-             dense: np.ndarray) -> np.ndarray:
+             dense: np.ndarray, bridge: tuple[np.ndarray, np.ndarray] = NO_SCORES) -> np.ndarray:
     """(len(cands), len(FEATURES)) on the scales above."""
     n = cands.size
     F = np.zeros((n, len(FEATURES)))
@@ -76,11 +87,11 @@ def features(li: LoadedIndex, cfg: RetrievalConfig, cands: np.ndarray, chunks: R
             F[at[p], 0] = s
     cos = dense[cands]
     F[:, 1] = cos - cos.max() if n else 0.0
-    lex_rows, lex = lexical
-    if lex.size:
-        full = np.zeros(li.n_nodes)
-        full[lex_rows] = _unit(lex)
-        F[:, 2] = full[cands]
+    for col, (rows, values) in ((2, lexical), (9, bridge)):
+        if values.size:
+            full = np.zeros(li.n_nodes)
+            full[rows] = _unit(values) if col == 2 else values
+            F[:, col] = full[cands]
     page = li.page_of()
     pages = page[cands]
     pcos = np.where(pages >= 0, dense[np.maximum(pages, 0)], 0.0)
@@ -92,7 +103,28 @@ def features(li: LoadedIndex, cfg: RetrievalConfig, cands: np.ndarray, chunks: R
     if evidence is not None:
         F[:, 6] = evidence[cands]
     F[:, 7] = _link_evidence(li, chunks, cfg.rank_link_k, pages, base)
+    child = _best_with_children(li, cands, dense)
+    F[:, 8] = child - child.max() if n else 0.0
     return F
+
+
+def bridge_scores(li: LoadedIndex, chunks: Route, top: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per lexical document (graph indices, scores): the best base score among the first `top`
+    passages that mention its page name or heading from another page, times the title's
+    specificity."""
+    rows, _ = li.lexical()
+    page = li.page_of()
+    base = _minmax(np.asarray(chunks.score, dtype=np.float64))
+    out = np.zeros(rows.size)
+    for p, s in zip(chunks.positions[:top].tolist(), base[:top].tolist()):
+        at = np.flatnonzero(rows == p)
+        if at.size == 0 or s <= 0:
+            continue
+        elsewhere = page[rows] != page[p]
+        for titles in li.titles():
+            hit = titles.mentioned_in(int(at[0])) & elsewhere
+            out = np.maximum(out, np.where(hit, s * titles.specificity, 0.0))
+    return rows, out
 
 
 def rank(cands: np.ndarray, F: np.ndarray, w: np.ndarray) -> list[tuple[int, float]]:
@@ -131,7 +163,23 @@ def _link_evidence(li: LoadedIndex, chunks: Route, top: int, pages: np.ndarray, 
     for p, s in zip(chunks.positions[:top].tolist(), base[:top].tolist()):
         for q in _linked_pages(li, p, page):
             credit[q] = max(credit.get(q, 0.0), s)
-    return np.array([credit.get(int(q), 0.0) for q in pages.tolist()])
+    # hub control: a page joined to many pages is reached from any of them
+    hub = {q: np.log2(1.0 + max(1, len(_linked_pages(li, q, page)))) for q in credit}
+    return np.array([credit.get(int(q), 0.0) / hub.get(int(q), 1.0) for q in pages.tolist()])
+
+
+def _best_with_children(li: LoadedIndex, cands: np.ndarray, dense: np.ndarray) -> np.ndarray:
+    """Per candidate, the best cosine of itself and its code / table / image children."""
+    ga, contains = li.ga, EDGE_TYPE_CODES["contains"]
+    media = np.array([NODE_TYPE_CODES[k] for k in ("code", "table", "image")], dtype=ga.node_type.dtype)
+    out = dense[cands].astype(np.float64)
+    for i, c in enumerate(cands.tolist()):
+        lo, hi = ga.indptr[c], ga.indptr[c + 1]
+        nbr = ga.indices[lo:hi][ga.etype[lo:hi] == contains]
+        kids = nbr[np.isin(ga.node_type[nbr], media)]
+        if kids.size:
+            out[i] = max(out[i], float(dense[kids].max()))
+    return out
 
 
 def _best_on_linked_pages(li: LoadedIndex, top: np.ndarray, dense: np.ndarray) -> np.ndarray:

@@ -1,0 +1,40 @@
+"""bench.ranker's fit: the weights it finds, and the guard that refuses a weight which buys one
+corpus's recall with another's, on feature tables made by hand."""
+from __future__ import annotations
+
+import numpy as np
+
+from bench import ranker
+from dgrag.retrieve.ranking import FEATURES
+
+BASE, OTHER = FEATURES.index("base"), FEATURES.index("lexical")
+
+
+def _row(gold: int, base: list[float], other: list[float]) -> dict:
+    F = np.zeros((len(base), len(FEATURES)))
+    F[:, BASE], F[:, OTHER] = base, other
+    return {"q": {"question": "q", "gold_corpus_idx": [gold], "split": "dev"},
+            "items": [{"corpus_idx": i} for i in range(len(base))], "F": F.tolist()}
+
+
+def _data(helped: int, hurt: int) -> dict:
+    """`helped` questions where the other feature brings dense's third passage, the gold one,
+    first (from a weight of 0.2); `hurt` questions of a second corpus where the same weight
+    pushes dense's right first passage to second."""
+    a = [_row(2, [1.0, 0.9, 0.8], [0.0, 0.0, 1.0]) for _ in range(helped)]
+    b = [_row(0, [1.0, 0.9, 0.8], [0.0, 1.0, 0.0]) for _ in range(hurt)]
+    return {"features": list(FEATURES), "configs": {"a": a, "b": b}}
+
+
+def test_fit_takes_a_weight_that_helps_and_costs_nothing():
+    w = ranker.fit(_data(helped=4, hurt=0))
+    assert w[BASE] == 1.0 and w[OTHER] > 0.2  # enough to lift the gold passage over 0.2 of base margin
+    assert ranker.summary(_data(4, 0)["configs"]["a"], w, "dev")["R@1"] == 100.0
+
+
+def test_the_guard_refuses_a_weight_that_costs_another_corpus_its_first_passage():
+    data = _data(helped=4, hurt=2)  # +100 R@1 and R@2 on a, -100 R@1 on b: a plain sum takes it
+    assert ranker.fit(data, guard=0.0)[OTHER] > 0.2
+    w = ranker.fit(data)  # the default guard: a point below dense costs more than a point above earns
+    assert w[OTHER] < 0.1
+    assert ranker.summary(data["configs"]["b"], w, "dev")["R@1"] == 100.0
