@@ -22,6 +22,9 @@ PAGES = {
     "tabs.md": "# Tabs reference\n\n## Attributes\n\nThe attributes a tab bar takes.\n\n"
                "| name | effect |\n|---|---|\n| barBackgroundBlurStyle | blurs what lies behind the tab bar |\n\n"
                "## Events\n\nonChange fires when the selected tab changes.\n",
+    "motion.md": "# Motion guide\n\n## Moving a card\n\nTo move a card smoothly, wrap the change in animateTo.\n",
+    "curves.md": "# Curves reference\n\n## animateTo\n\nRuns the closure's state changes over a duration.\n\n"
+                 "## Spring\n\nA physical curve with stiffness and damping.\n",
 }
 ZERO = {f"rank_w_{f}": 0.0 for f in FEATURES if f != "base"}
 
@@ -88,6 +91,20 @@ def test_the_child_feature_lifts_the_section_that_holds_a_matching_table(crafted
     assert child[held] == 0.0 and all(v < 0.0 for c, v in child.items() if c != held)  # the best, alone
     assert dense[held] < 0.0  # the section's own text is not what matched: its table is
     assert _sections(res)[0] == held
+
+
+def test_the_bridge_feature_reaches_the_section_a_top_passage_names(crafted):
+    q = "how do I move a card smoothly"
+    res = crafted.retrieve(q, {**ZERO, "rank_w_bridge": 1.0, "verbose": True})
+    rk = res["trace"]["stage3"]["ranking"]
+    with Store(crafted.handle.path, readonly=True) as st:
+        crumb = {str(n["rowid"]): n["breadcrumb"] for n in st.nodes.by_rowids(int(r) for r in rk["nodes"])}
+    bridge = {crumb[node]: row[FEATURES.index("bridge")] for node, row in zip(rk["nodes"], rk["values"])}
+    assert _sections(res)[0] == "Motion guide / Moving a card"  # the first hop, by its words
+    assert bridge["Curves reference / animateTo"] > 0.0  # named by it, on another page
+    assert bridge.get("Curves reference / Spring", 0.0) == 0.0  # same page, not named
+    assert bridge["Motion guide / Moving a card"] == 0.0  # a passage does not bridge to its own page
+    assert "Curves reference / animateTo" in _sections(res)[:2]
 
 
 def test_ppr_falls_back_to_dense_when_no_seed_leads_where_dense_agrees(crafted):
