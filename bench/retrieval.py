@@ -11,7 +11,8 @@ DIR holds (or, with --build, gets) one index per configuration:
 Building them embeds ~150k texts with the default embedder: about an hour on 2 cores.
 The ArkUI-X questions are bench/arkui's two sets (questions.jsonl, questions_v2.jsonl), each with
 its own dev / test split; MuSiQue-100's split is `split_of` (every third question
-is dev). "diffusion (trust rule)" is the chunk ranking before the weighted one (`rank_mode: trust`).
+is dev). With `--before`, "diffusion (trust rule)" is the chunk ranking before the weighted one
+(`rank_mode: trust`), measured in the same run.
 """
 from __future__ import annotations
 
@@ -83,7 +84,7 @@ def question_file(work: Path, kind: str) -> Path:
     return out
 
 
-def measure(work: Path, splits=("dev", "test")) -> dict:
+def measure(work: Path, splits=("dev", "test"), before: bool = False) -> dict:
     out = {}
     for name, (db, kind) in CONFIGS.items():
         if not (work / db).exists():
@@ -92,9 +93,10 @@ def measure(work: Path, splits=("dev", "test")) -> dict:
         questions = question_file(work, kind)
         for split in splits:
             now = evaluate(settings, questions, ["dense", "ppr", "diffusion"], KS, split=split)
-            before = evaluate(settings, questions, ["dense", "diffusion"], KS, BEFORE, split=split)
-            now["methods"]["diffusion (trust rule)"] = before["methods"]["diffusion"]
-            now["paired"]["diffusion (trust rule)_vs_dense"] = before["paired"]["diffusion_vs_dense"]
+            if before:
+                old = evaluate(settings, questions, ["dense", "diffusion"], KS, BEFORE, split=split)
+                now["methods"]["diffusion (trust rule)"] = old["methods"]["diffusion"]
+                now["paired"]["diffusion (trust rule)_vs_dense"] = old["paired"]["diffusion_vs_dense"]
             out[f"{name} | {split}"] = now
     return out
 
@@ -125,10 +127,11 @@ def main(argv=None) -> None:
     ap.add_argument("--build", action="store_true", help="build the missing indexes first (about an hour)")
     ap.add_argument("--split", default=None, help="only this split (dev | test); default both")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--before", action="store_true", help="also the chunk ranking before the weighted one (trust rule)")
     args = ap.parse_args(argv)
     if args.build:
         build(args.work)
-    results = measure(args.work, (args.split,) if args.split else ("dev", "test"))
+    results = measure(args.work, (args.split,) if args.split else ("dev", "test"), args.before)
     print(json.dumps(results, indent=2) if args.json else table(results))
 
 

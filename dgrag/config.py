@@ -90,6 +90,7 @@ class RetrievalConfig:
     rank_w_link: float = 0.0
     rank_w_child: float = 0.0  # weight of the best cosine of the section and its code / tables / images
     rank_w_bridge: float = 0.0  # weight of a mention of the passage's page name or heading in a best base passage
+    rank_w_language: float = 0.0  # weight of a section in the question's language (bilingual corpora)
     rank_bridge_k: int = 3  # the best base passages whose mentions count as `bridge` evidence
     ## PPR (HippoRAG 2)
     ppr_damping: float = 0.5  # the walk's damping (below 1)

@@ -107,6 +107,15 @@ def test_the_bridge_feature_reaches_the_section_a_top_passage_names(crafted):
     assert "Curves reference / animateTo" in _sections(res)[:2]
 
 
+def test_the_language_feature_marks_sections_in_the_questions_language(crafted):
+    res = crafted.retrieve("如何打开页面 pushUrl", {**ZERO, "rank_w_language": 1.0, "verbose": True})
+    rk = res["trace"]["stage3"]["ranking"]
+    assert {row[FEATURES.index("language")] for row in rk["values"]} == {0.0}  # every page is English
+    res = crafted.retrieve("how do I open a page with pushUrl", {**ZERO, "rank_w_language": 1.0, "verbose": True})
+    rk = res["trace"]["stage3"]["ranking"]
+    assert {row[FEATURES.index("language")] for row in rk["values"]} == {1.0}
+
+
 def test_ppr_falls_back_to_dense_when_no_seed_leads_where_dense_agrees(crafted):
     q = "how do I open a page with parameters"
     dense = crafted.retrieve(q, {"method": "dense"})

@@ -43,6 +43,7 @@ class LoadedIndex:
     _of_type: dict = field(default_factory=dict, repr=False)
     _lexical: object = field(default=None, repr=False)
     _titles: object = field(default=None, repr=False)
+    _language: object = field(default=None, repr=False)
     _lexical_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
@@ -125,7 +126,7 @@ class LoadedIndex:
 
                 with Store(self.path, readonly=True) as store:
                     rows = store.nodes.texts_of_type("chunk")
-                idx = self.index_of(np.array([r for r, _, _ in rows], dtype=np.int64))
+                idx = self.index_of(np.array([r for r, *_ in rows], dtype=np.int64))
                 keep = np.flatnonzero(idx >= 0)  # the file may be newer than this snapshot
                 docs = [f"{rows[i][1]}\n{rows[i][2]}" for i in keep.tolist()]
                 index = build_lexical(docs)
@@ -133,8 +134,16 @@ class LoadedIndex:
                 # a page's name and a section's own heading, the two titles a passage may mention
                 self._titles = (build_titles([c[0] for c in crumbs], index),
                                 build_titles([c[-1] for c in crumbs], index))
+                lang = np.full(self.n_nodes, "", dtype=object)
+                lang[idx[keep]] = [rows[i][3] for i in keep.tolist()]
+                self._language = lang
                 self._lexical = (idx[keep], index)
             return self._lexical
+
+    def language(self) -> np.ndarray:
+        """Each node's language ('en', 'zh'; '' for all but chunks), read with `lexical`."""
+        self.lexical()
+        return self._language
 
     def titles(self) -> tuple["TitleIndex", "TitleIndex"]:
         """The lexical documents' page titles and section headings (built with `lexical`)."""

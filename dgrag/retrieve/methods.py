@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..config import RetrievalConfig
-from ..core import Route, Stage3Result
+from ..core import Route, Stage3Result, language_of
 from ..kernels.diffusion import diffuse, path_to
 from ..kernels.graph_arrays import EDGE_TYPE_CODES, NODE_TYPE_CODES
 from ..kernels.ppr import ppr_igraph, ppr_scipy
@@ -127,7 +127,8 @@ def _weighted_chunks(li, cfg: RetrievalConfig, query: str, chunks: Route, walked
     bridge = ranking.bridge_scores(li, chunks, cfg.rank_bridge_k) if cfg.rank_w_bridge > 0 else ranking.NO_SCORES
     walk, ppr = dict(walked), dict(graph)
     cands = ranking.candidates(li, cfg, chunks, lexical, walk, ppr, dense, bridge)
-    F = ranking.features(li, cfg, cands, chunks, lexical, walk, ppr, ev, dense, bridge)
+    language = language_of(query) if cfg.rank_w_language > 0 and query else ""
+    F = ranking.features(li, cfg, cands, chunks, lexical, walk, ppr, ev, dense, bridge, language)
     ranked = ranking.rank(cands, F, ranking.weights_of(cfg))
     return ranked, {"ranking": {"features": list(ranking.FEATURES), "nodes": cands.tolist(),
                                 "values": np.round(F, 5).tolist()}}

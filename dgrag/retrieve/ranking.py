@@ -26,7 +26,9 @@ scales that mean the same on every question, and one linear score ranks them:
 - `bridge`: one of the best few base passages, on another page, mentions the passage's page name
   or its section's heading, weighted by that base score and by how specific the title's terms
   are (the second hop: the passage about the person the first names, the reference section of
-  the method a guide calls).
+  the method a guide calls);
+- `language`: 1 for a section in the question's language (`core.language_of`), else 0: a
+  bilingual corpus holds each page twice, and an identifier matches both copies alike.
 
 The weights are fitted on the dev splits of the bench sets (`python -m bench.ranker`) and kept
 in RetrievalConfig (`rank_w_*`), so a request can change them.
@@ -44,7 +46,7 @@ from .loaded import LoadedIndex
 # weights at 0 the ranking is dense's to the end
 OUTSIDE_BASE = -0.1
 NO_SCORES = (np.zeros(0, np.int64), np.zeros(0))  # a source left out: (graph indices, scores)
-FEATURES = ("base", "dense", "lexical", "page", "walk", "ppr", "evidence", "link", "child", "bridge")
+FEATURES = ("base", "dense", "lexical", "page", "walk", "ppr", "evidence", "link", "child", "bridge", "language")
 
 
 def weights_of(cfg: RetrievalConfig) -> np.ndarray:
@@ -75,8 +77,10 @@ def candidates(li: LoadedIndex, cfg: RetrievalConfig, chunks: Route, lexical: tu
 
 def features(li: LoadedIndex, cfg: RetrievalConfig, cands: np.ndarray, chunks: Route, lexical,
              walk: dict[int, float], ppr: dict[int, float], evidence: np.ndarray | None,
-             dense: np.ndarray, bridge: tuple[np.ndarray, np.ndarray] = NO_SCORES) -> np.ndarray:
-    """(len(cands), len(FEATURES)) on the scales above."""
+             dense: np.ndarray, bridge: tuple[np.ndarray, np.ndarray] = NO_SCORES,
+             language: str = "") -> np.ndarray:
+    """(len(cands), len(FEATURES)) on the scales above; `language` is the question's ('' to
+    leave that feature at 0)."""
     n = cands.size
     F = np.zeros((n, len(FEATURES)))
     at = {int(c): i for i, c in enumerate(cands.tolist())}
@@ -105,6 +109,8 @@ def features(li: LoadedIndex, cfg: RetrievalConfig, cands: np.ndarray, chunks: R
     F[:, 7] = _link_evidence(li, chunks, cfg.rank_link_k, pages, base)
     child = _best_with_children(li, cands, dense)
     F[:, 8] = child - child.max() if n else 0.0
+    if language:
+        F[:, 10] = li.language()[cands] == language
     return F
 
 

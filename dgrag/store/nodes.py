@@ -128,10 +128,11 @@ def by_rowids(con, rowids: Iterable[int]) -> list[Node]:
     return [out[r] for r in rowids if r in out]
 
 
-def texts_of_type(con, kind: str) -> list[tuple[int, str, str]]:
-    """(rowid, breadcrumb, text) of every node of one type, by rowid: the lexical index's corpus."""
-    return con.execute("SELECT rowid, coalesce(breadcrumb, ''), coalesce(text, '') FROM nodes WHERE type=? "
-                       "ORDER BY rowid", (kind,)).fetchall()
+def texts_of_type(con, kind: str) -> list[tuple[int, str, str, str]]:
+    """(rowid, breadcrumb, text, language) of every node of one type, by rowid: the lexical
+    index's corpus."""
+    return con.execute("SELECT rowid, coalesce(breadcrumb, ''), coalesce(text, ''), coalesce(language, '') "
+                       "FROM nodes WHERE type=? ORDER BY rowid", (kind,)).fetchall()
 
 
 def count_of_pages(con, pages: Sequence[str], kind: str) -> int:
