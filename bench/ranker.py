@@ -24,7 +24,7 @@ import numpy as np
 
 from dgrag.config import RetrievalConfig, Settings
 from dgrag.evaluation.recall import gold_of, is_cross_page, recall_at, section_recall_at
-from dgrag.retrieve.ranking import FEATURES
+from dgrag.retrieve.ranking import FEATURES, order
 
 from .retrieval import ARKUI_QUESTIONS, ARKUI_V2, questions_for
 
@@ -63,8 +63,8 @@ def dump(work: Path, arkui_files: list[Path]) -> dict:
 
 def _metrics(row: dict, w: np.ndarray) -> dict[str, float]:
     F = np.asarray(row["F"], dtype=np.float64)
-    order = np.argsort(-(F @ w), kind="stable") if len(F) else np.zeros(0, int)
-    items = [row["items"][i] for i in order[:10]]
+    ranked = order(F, w) if len(F) else np.zeros(0, int)
+    items = [row["items"][i] for i in ranked[:10]]
     q = row["q"]
     key, gold = gold_of(q)
     m = {f"R@{k}": recall_at(items, key, gold, k) for k in (1, 2, 5, 10)}

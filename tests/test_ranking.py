@@ -135,3 +135,18 @@ def test_rank_weights_are_bounded_and_the_mode_checked():
     with pytest.raises(ConfigError):
         RetrievalConfig().merged({"rank_mode": "magic"})
     assert RetrievalConfig().merged({"rank_mode": "trust"}).rank_mode == "trust"
+
+
+def test_the_bridge_never_takes_the_first_place_from_the_passages_that_match_the_question():
+    import numpy as np
+
+    from dgrag.retrieve.ranking import order
+
+    F = np.zeros((4, len(FEATURES)))
+    F[:, FEATURES.index("base")] = [1.0, 0.2, 0.9, 0.1]
+    F[:, FEATURES.index("bridge")] = [0.0, 1.0, 0.0, 0.5]
+    w = np.zeros(len(FEATURES))
+    w[FEATURES.index("base")] = 1.0
+    assert order(F, w).tolist() == [0, 2, 1, 3]  # no bridge weight: the base order
+    w[FEATURES.index("bridge")] = 2.0  # scores 1.0, 2.2, 0.9, 1.1
+    assert order(F, w).tolist() == [0, 1, 3, 2]  # 1 and 3 rise, behind the first hop

@@ -133,11 +133,24 @@ def bridge_scores(li: LoadedIndex, chunks: Route, top: int) -> tuple[np.ndarray,
     return rows, out
 
 
-def rank(cands: np.ndarray, F: np.ndarray, w: np.ndarray) -> list[tuple[int, float]]:
-    """Best first; ties keep the candidates' order (stage 2's first, in its order)."""
+def order(F: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Candidate positions best first by F @ w, except the first place: it goes to the best by
+    every feature but `bridge`. A bridge is next-hop evidence (the passage a first passage
+    names), so it ranks a passage after the passages that match the question themselves, not
+    above all of them. Ties keep the candidates' order (stage 2's first, in its order)."""
     s = F @ w
-    order = np.argsort(-s, kind="stable")
-    return [(int(cands[i]), float(s[i])) for i in order]
+    out = np.argsort(-s, kind="stable")
+    b = FEATURES.index("bridge")
+    if out.size > 1 and w[b] != 0:
+        first = int(np.argmax(s - w[b] * F[:, b]))  # argmax keeps the earliest of ties
+        out = np.concatenate([[first], out[out != first]])
+    return out
+
+
+def rank(cands: np.ndarray, F: np.ndarray, w: np.ndarray) -> list[tuple[int, float]]:
+    """Best first (`order`), with each candidate's score F @ w."""
+    s = F @ w
+    return [(int(cands[i]), float(s[i])) for i in order(F, w)]
 
 
 def _minmax(x: np.ndarray) -> np.ndarray:
