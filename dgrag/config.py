@@ -70,27 +70,28 @@ class RetrievalConfig:
     spread_trust_full: float = 0.66  # full trust from this share (0 = always trusted)
     ## The chunk ranking (retrieve/ranking.py)
     # `evidence` weighs every kind of evidence per candidate in one linear score, the weights
-    # fitted on the bench sets' dev splits (`python -m bench.ranker fit`: MuSiQue-100 with
-    # gpt-3.5 OpenIE and the ArkUI-X dev questions, structural and offline; docs/benchmarks.md;
-    # rank_w_link below is the one exception);
+    # fitted on the dev splits of the four bench configurations at once (`python -m bench.ranker
+    # fit`: MuSiQue-100 with gpt-3.5 and offline OpenIE, ArkUI-X structural and offline; a
+    # weight that costs any of them dense's R@1 / R@2 / R@5 is refused; docs/benchmarks.md);
     # `trust` is the rule before it (the graph's evidence on or off per question)
     rank_mode: str = "evidence"
-    rank_candidate_k: int = 50  # candidates from each source: stage 2, lexical, the walk, PPR
+    rank_candidate_k: int = 50  # candidates from each source: stage 2, lexical, bridge, the walk, PPR
     rank_link_k: int = 5  # the best base passages whose linked pages count as `link` evidence
     rank_w_base: float = 1.0  # weight of the stage-2 score (min-max over its candidates)
     rank_w_dense: float = 0.0  # weight of the cosine margin to the best candidate
-    rank_w_lexical: float = 3.0  # weight of corpus-wide identifier-aware BM25 over its best
+    rank_w_lexical: float = 1.5  # weight of corpus-wide identifier-aware BM25 over its best
     rank_w_page: float = 3.0  # weight of the page's cosine margin to the best candidate page
     rank_w_walk: float = 0.0  # weight of the cost-aware diffusion's score over its best
-    rank_w_ppr: float = 1.0  # weight of the fact-seeded PPR score over its best
-    rank_w_evidence: float = 0.0  # weight of facts and named entities pointing at the passage
-    # weight of a jump link to or from one of the best base passages' pages: fitted 0.75, kept at 0
-    # because an overview page that links to every guide then took the answer's first place
-    # (tests/test_retrieve.py); it needs hub control (a page's credit shared by its links) first
-    rank_w_link: float = 0.0
+    rank_w_ppr: float = 0.5  # weight of the fact-seeded PPR score over its best
+    rank_w_evidence: float = 0.2  # weight of facts and named entities pointing at the passage
+    # weight of a jump link to or from one of the best base passages' pages, its credit divided
+    # by log2(1 + the pages the linked page is joined to)
+    rank_w_link: float = 0.02
     rank_w_child: float = 0.0  # weight of the best cosine of the section and its code / tables / images
-    rank_w_bridge: float = 0.0  # weight of a mention of the passage's page name or heading in a best base passage
-    rank_w_language: float = 0.0  # weight of a section in the question's language (bilingual corpora)
+    # weight of a mention of the passage's page name or heading in one of the best base passages
+    # on another page (the next hop; it never takes the first place)
+    rank_w_bridge: float = 2.0
+    rank_w_language: float = 1.5  # weight of a section in the question's language (bilingual corpora)
     rank_bridge_k: int = 3  # the best base passages whose mentions count as `bridge` evidence
     ## PPR (HippoRAG 2)
     ppr_damping: float = 0.5  # the walk's damping (below 1)

@@ -25,7 +25,7 @@ scales that mean the same on every question, and one linear score ranks them:
   text past the section's embedded cut that has a vector of its own);
 - `bridge`: one of the best few base passages, on another page, mentions the passage's page name
   or its section's heading, weighted by that base score and by how specific the title's terms
-  are (the second hop: the passage about the person the first names, the reference section of
+  are, and shared by the titles that passage names (the second hop: the passage about the person the first names, the reference section of
   the method a guide calls);
 - `language`: 1 for a section in the question's language (`core.language_of`), else 0: a
   bilingual corpus holds each page twice, and an identifier matches both copies alike.
@@ -45,6 +45,9 @@ from .loaded import LoadedIndex
 # the base of a candidate stage 2 did not keep: below its last one, so that with the other
 # weights at 0 the ranking is dense's to the end
 OUTSIDE_BASE = -0.1
+# the bridge credit of a passage naming n titles is divided by n ** BRIDGE_SHARE (chosen on
+# the dev splits between 0.5 and 1: docs/benchmarks.md, "The weighted chunk ranking")
+BRIDGE_SHARE = 0.5
 NO_SCORES = (np.zeros(0, np.int64), np.zeros(0))  # a source left out: (graph indices, scores)
 FEATURES = ("base", "dense", "lexical", "page", "walk", "ppr", "evidence", "link", "child", "bridge", "language")
 
@@ -117,7 +120,7 @@ def features(li: LoadedIndex, cfg: RetrievalConfig, cands: np.ndarray, chunks: R
 def bridge_scores(li: LoadedIndex, chunks: Route, top: int) -> tuple[np.ndarray, np.ndarray]:
     """Per lexical document (graph indices, scores): the best base score among the first `top`
     passages that mention its page name or heading from another page, times the title's
-    specificity."""
+    specificity, over the number of documents that passage's mentions reach."""
     rows, _ = li.lexical()
     page = li.page_of()
     base = _minmax(np.asarray(chunks.score, dtype=np.float64))
@@ -129,7 +132,10 @@ def bridge_scores(li: LoadedIndex, chunks: Route, top: int) -> tuple[np.ndarray,
         elsewhere = page[rows] != page[p]
         for titles in li.titles():
             hit = titles.mentioned_in(int(at[0])) & elsewhere
-            out = np.maximum(out, np.where(hit, s * titles.specificity, 0.0))
+            # a passage's credit is shared by the titles it names, as PPR shares an entity's
+            # by its passages: a reference page naming 40 sections lends each little
+            share = max(1, int(hit.sum())) ** BRIDGE_SHARE
+            out = np.maximum(out, np.where(hit, s * titles.specificity / share, 0.0))
     return rows, out
 
 
