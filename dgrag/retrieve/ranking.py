@@ -110,8 +110,9 @@ def features(li: LoadedIndex, cfg: RetrievalConfig, cands: np.ndarray, chunks: R
     if evidence is not None:
         F[:, 6] = evidence[cands]
     F[:, 7] = _link_evidence(li, chunks, cfg.rank_link_k, pages, base)
-    child = _best_with_children(li, cands, dense)
-    F[:, 8] = child - child.max() if n else 0.0
+    if cfg.rank_w_child > 0 and n:
+        child = _best_with_children(li, cands, dense)
+        F[:, 8] = child - child.max()
     if language:
         F[:, 10] = li.language()[cands] == language
     return F
@@ -195,15 +196,19 @@ def _link_evidence(li: LoadedIndex, chunks: Route, top: int, pages: np.ndarray, 
 
 def _best_with_children(li: LoadedIndex, cands: np.ndarray, dense: np.ndarray) -> np.ndarray:
     """Per candidate, the best cosine of itself and its code / table / image children."""
-    ga, contains = li.ga, EDGE_TYPE_CODES["contains"]
-    media = np.array([NODE_TYPE_CODES[k] for k in ("code", "table", "image")], dtype=ga.node_type.dtype)
+    ga = li.ga
     out = dense[cands].astype(np.float64)
-    for i, c in enumerate(cands.tolist()):
-        lo, hi = ga.indptr[c], ga.indptr[c + 1]
-        nbr = ga.indices[lo:hi][ga.etype[lo:hi] == contains]
-        kids = nbr[np.isin(ga.node_type[nbr], media)]
-        if kids.size:
-            out[i] = max(out[i], float(dense[kids].max()))
+    lo, hi = ga.indptr[cands], ga.indptr[cands + 1]
+    counts = hi - lo
+    if not counts.sum():
+        return out
+    owner = np.repeat(np.arange(cands.size), counts)
+    entry = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts) + np.repeat(lo, counts)
+    nbr = ga.indices[entry]
+    media = np.zeros(max(NODE_TYPE_CODES.values()) + 1, dtype=bool)
+    media[[NODE_TYPE_CODES[k] for k in ("code", "table", "image")]] = True
+    kid = (ga.etype[entry] == EDGE_TYPE_CODES["contains"]) & media[ga.node_type[nbr]]
+    np.maximum.at(out, owner[kid], dense[nbr[kid]])
     return out
 
 
