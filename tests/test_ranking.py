@@ -49,6 +49,14 @@ def _sections(res: dict) -> list[str]:
     return [c["breadcrumb"] for c in res["chunks"]]
 
 
+def _feature(retriever, res: dict, feature: str, by: str = "breadcrumb") -> dict:
+    """One feature of every ranked candidate, keyed by the candidate's `by` column."""
+    rk = res["trace"]["stage3"]["ranking"]
+    with Store(retriever.handle.path, readonly=True) as st:
+        key = {str(n["rowid"]): n[by] for n in st.nodes.by_rowids(int(r) for r in rk["nodes"])}
+    return {key[node]: row[FEATURES.index(feature)] for node, row in zip(rk["nodes"], rk["values"])}
+
+
 def test_the_base_feature_alone_is_the_dense_ranking(crafted):
     for q in ("how do I open a page with parameters", "setFooBarMode", "fonts and colours"):
         dense = crafted.retrieve(q, {"method": "dense"})
@@ -70,10 +78,7 @@ def test_the_lexical_feature_finds_an_identifier_past_the_embedded_text(crafted)
 def test_a_link_from_a_top_section_brings_the_linked_pages_section(crafted):
     q = "Navigation guide: opening a page"
     res = crafted.retrieve(q, {**ZERO, "rank_w_link": 1.0, "verbose": True})
-    rk = res["trace"]["stage3"]["ranking"]
-    with Store(crafted.handle.path, readonly=True) as st:
-        where = {str(n["rowid"]): n["source_path"] for n in st.nodes.by_rowids(int(r) for r in rk["nodes"])}
-    link = {where[node]: row[FEATURES.index("link")] for node, row in zip(rk["nodes"], rk["values"])}
+    link = _feature(crafted, res, "link", by="source_path")
     assert link.get("router.md", 0.0) > 0.0  # linked from the guide's section
     assert link.get("layout.md", 0.0) == 0.0  # no link either way
     assert "router.md" in [c["source_path"] for c in res["chunks"][:3]]
@@ -82,11 +87,7 @@ def test_a_link_from_a_top_section_brings_the_linked_pages_section(crafted):
 def test_the_child_feature_lifts_the_section_that_holds_a_matching_table(crafted):
     q = "| barBackgroundBlurStyle | blurs what lies behind the tab bar |"
     res = crafted.retrieve(q, {**ZERO, "rank_w_child": 1.0, "verbose": True})
-    rk = res["trace"]["stage3"]["ranking"]
-    with Store(crafted.handle.path, readonly=True) as st:
-        crumb = {str(n["rowid"]): n["breadcrumb"] for n in st.nodes.by_rowids(int(r) for r in rk["nodes"])}
-    child = {crumb[node]: row[FEATURES.index("child")] for node, row in zip(rk["nodes"], rk["values"])}
-    dense = {crumb[node]: row[FEATURES.index("dense")] for node, row in zip(rk["nodes"], rk["values"])}
+    child, dense = _feature(crafted, res, "child"), _feature(crafted, res, "dense")
     held = "Tabs reference / Attributes"
     assert child[held] == 0.0 and all(v < 0.0 for c, v in child.items() if c != held)  # the best, alone
     assert dense[held] < 0.0  # the section's own text is not what matched: its table is
@@ -96,10 +97,7 @@ def test_the_child_feature_lifts_the_section_that_holds_a_matching_table(crafted
 def test_the_bridge_feature_reaches_the_section_a_top_passage_names(crafted):
     q = "how do I move a card smoothly"
     res = crafted.retrieve(q, {**ZERO, "rank_w_bridge": 1.0, "verbose": True})
-    rk = res["trace"]["stage3"]["ranking"]
-    with Store(crafted.handle.path, readonly=True) as st:
-        crumb = {str(n["rowid"]): n["breadcrumb"] for n in st.nodes.by_rowids(int(r) for r in rk["nodes"])}
-    bridge = {crumb[node]: row[FEATURES.index("bridge")] for node, row in zip(rk["nodes"], rk["values"])}
+    bridge = _feature(crafted, res, "bridge")
     assert _sections(res)[0] == "Motion guide / Moving a card"  # the first hop, by its words
     assert bridge["Curves reference / animateTo"] > 0.0  # named by it, on another page
     assert bridge.get("Curves reference / Spring", 0.0) == 0.0  # same page, not named
@@ -108,12 +106,9 @@ def test_the_bridge_feature_reaches_the_section_a_top_passage_names(crafted):
 
 
 def test_the_language_feature_marks_sections_in_the_questions_language(crafted):
-    res = crafted.retrieve("如何打开页面 pushUrl", {**ZERO, "rank_w_language": 1.0, "verbose": True})
-    rk = res["trace"]["stage3"]["ranking"]
-    assert {row[FEATURES.index("language")] for row in rk["values"]} == {0.0}  # every page is English
-    res = crafted.retrieve("how do I open a page with pushUrl", {**ZERO, "rank_w_language": 1.0, "verbose": True})
-    rk = res["trace"]["stage3"]["ranking"]
-    assert {row[FEATURES.index("language")] for row in rk["values"]} == {1.0}
+    for q, marked in (("如何打开页面 pushUrl", 0.0), ("how do I open a page with pushUrl", 1.0)):
+        res = crafted.retrieve(q, {**ZERO, "rank_w_language": 1.0, "verbose": True})
+        assert set(_feature(crafted, res, "language").values()) == {marked}  # every page is English
 
 
 def test_ppr_falls_back_to_dense_when_no_seed_leads_where_dense_agrees(crafted):
