@@ -25,8 +25,9 @@ scales that mean the same on every question, and one linear score ranks them:
   text past the section's embedded cut that has a vector of its own);
 - `bridge`: one of the best few base passages, on another page, mentions the passage's page name
   or its section's heading, weighted by that base score and by how specific the title's terms
-  are, and shared by the titles that passage names (the second hop: the passage about the person the first names, the reference section of
-  the method a guide calls);
+  are, and shared by the titles that passage names (the second hop: the passage about the
+  person the first names, the reference section of the method a guide calls); it never takes
+  the first place (`order`);
 - `language`: 1 for a section in the question's language (`core.language_of`), else 0: a
   bilingual corpus holds each page twice, and an identifier matches both copies alike.
 
@@ -121,7 +122,7 @@ def features(li: LoadedIndex, cfg: RetrievalConfig, cands: np.ndarray, chunks: R
 def bridge_scores(li: LoadedIndex, chunks: Route, top: int) -> tuple[np.ndarray, np.ndarray]:
     """Per lexical document (graph indices, scores): the best base score among the first `top`
     passages that mention its page name or heading from another page, times the title's
-    specificity, over the number of documents that passage's mentions reach."""
+    specificity, over n ** BRIDGE_SHARE for the n documents that passage's mentions reach."""
     rows, _ = li.lexical()
     page = li.page_of()
     base = _minmax(np.asarray(chunks.score, dtype=np.float64))
