@@ -220,6 +220,17 @@ def ensure_graph_cache(path: Path | str) -> bool:
     return _save_graph(path, version, g, timeout=30.0)
 
 
+def ensure_fact_ann(path: Path | str, settings: Settings) -> str | None:
+    """Store the fact route's approximate index in the file if it is due (fact_ann_min_vectors)
+    and the file lacks a current one, so that copies of the file start without building it;
+    how the fact route of the file will search, or None where it is not due."""
+    with Store(path, readonly=True) as store:
+        n = store.vectors.counts().get("fact", 0)
+    if n < settings.fact_ann_min_vectors:
+        return None
+    return load_index(path, settings).fact_search.how
+
+
 def _packed(blob: bytes) -> bool:
     with np.load(io.BytesIO(blob), allow_pickle=False) as z:
         return "entity_names_utf8" in z.files
