@@ -1,8 +1,8 @@
 """The fact route at 100k, 300k and 1M fact vectors: exact search against the approximate index
-(dgrag/kernels/ann.py, usearch HNSW, candidates rescored exactly), side by side in one run.
+(dgrag/kernels/ann.py, faiss-cpu HNSW, candidates rescored exactly), side by side in one run.
 
     python -m bench.scale --index A.db [--index B.db] [--sizes 100000,300000,1000000]
-                          [--breadths 200,400,800] [--compare-faiss 100000] [--threads 2] [--json OUT]
+                          [--breadths 200,400,800] [--compare-usearch 100000] [--threads 2] [--json OUT]
 
 The vector sets are synthetic, made from real ones (no text is embedded for them): the fact
 vectors of the given index files are the parents, and each synthetic vector is
@@ -20,7 +20,8 @@ the vectors in vec_fact and the index in ann_index (file bytes; the facts' text 
 out), the index read back from that file (retrieve/fact_ann.fact_search, the load's own path),
 p50 / p95 latency of `recall_facts` exact (breadth 0) and approximate per breadth (wall and
 thread CPU: the machine is shared, and the CPU time is what a query costs), recall@100 of the
-approximate route against exact, and the process's peak resident memory.
+approximate route against exact, and the process's peak resident memory. With
+--compare-usearch, usearch's HNSW (same M, build breadth and 8-bit storage) on the same vectors.
 """
 from __future__ import annotations
 
@@ -194,35 +195,31 @@ def one_size(x: np.ndarray, queries: dict[str, np.ndarray], breadths: list[int],
     return out
 
 
-def faiss_side(x: np.ndarray, queries: dict[str, np.ndarray], breadths: list[int], threads: int) -> dict:
-    """faiss-cpu's HNSW at the same M and build breadth (int8 codes: SQ8), its candidates rescored
-    as dgrag's are: build time, bytes, latency and recall beside usearch's."""
-    import os
-
-    import faiss
+def usearch_side(x: np.ndarray, queries: dict[str, np.ndarray], breadths: list[int], threads: int) -> dict:
+    """usearch's HNSW at the same M, build breadth and 8-bit storage (i8), its candidates
+    rescored as dgrag's are: build time, bytes, latency and recall beside faiss's."""
+    from usearch.index import Index  # after faiss (see main)
 
     from dgrag.kernels import ann
     from dgrag.kernels.knn import topk
 
-    faiss.omp_set_num_threads(threads or os.cpu_count() or 1)
     w, c = time.perf_counter(), time.process_time()
-    index = faiss.index_factory(x.shape[1], f"HNSW{ann.CONNECTIVITY},SQ8", faiss.METRIC_INNER_PRODUCT)
-    index.hnsw.efConstruction = ann.EXPANSION_ADD
-    index.train(x[:100_000])
-    index.add(x)
-    out: dict = {"library": f"faiss-cpu {faiss.__version__} HNSW{ann.CONNECTIVITY},SQ8",
+    index = Index(ndim=x.shape[1], metric="cos", dtype="i8", connectivity=ann.CONNECTIVITY,
+                  expansion_add=ann.EXPANSION_ADD, expansion_search=1)  # the breadth: count, per call
+    index.add(np.arange(len(x), dtype=np.uint64), x, threads=threads)
+    import usearch
+
+    out: dict = {"library": f"usearch {usearch.__version__} HNSW{ann.CONNECTIVITY},i8",
                  "build_s": round(time.perf_counter() - w, 1), "build_cpu_s": round(time.process_time() - c, 1),
-                 "index_mb": round(faiss.serialize_index(index).nbytes / 1e6, 1)}
-    faiss.omp_set_num_threads(1)  # one question at a time, as the route searches
+                 "index_mb": round(len(index.save()) / 1e6, 1)}
     for name, qs in queries.items():
         exact = [topk(x @ q, K)[0] for q in qs]
         row = {}
         for b in breadths:
-            params, found, wall, cpu = faiss.SearchParametersHNSW(efSearch=b), [], [], []
+            found, wall, cpu = [], [], []
             for q in qs:
                 t0, c0 = time.perf_counter(), time.thread_time()
-                cand = index.search(q[None], b, params=params)[1][0]
-                cand = np.sort(cand[cand >= 0])
+                cand = np.sort(np.asarray(index.search(q, b, threads=1).keys, dtype=np.int64))
                 found.append(cand[topk(x[cand] @ q, K)[0]])
                 cpu.append(time.thread_time() - c0)
                 wall.append(time.perf_counter() - t0)
@@ -260,17 +257,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--breadths", default="200,400,800", help="fact_ann_breadth values, comma-separated")
     ap.add_argument("--held-out", type=int, default=100, help="held-out synthetic queries")
     ap.add_argument("--questions", type=Path, default=QUESTIONS, help="a JSONL file of questions ('' = none)")
-    ap.add_argument("--compare-faiss", default="", help="sizes at which faiss-cpu's HNSW is measured too")
+    ap.add_argument("--compare-usearch", default="", help="sizes at which usearch's HNSW is measured too")
     ap.add_argument("--threads", type=int, default=0, help="threads of the index builds (0 = every core)")
     ap.add_argument("--work", type=Path, default=Path("/tmp/dgrag-scale"), help="where the files are written")
     ap.add_argument("--json", type=Path, help="write the report here")
     args = ap.parse_args(argv)
     sizes, breadths = sorted(int(s) for s in args.sizes.split(",")), [int(b) for b in args.breadths.split(",")]
     args.work.mkdir(parents=True, exist_ok=True)
-    compare = {int(s) for s in args.compare_faiss.split(",") if s}
-    if compare:
-        # faiss first: imported after usearch (numkong), faiss 1.15.1's index_factory segfaults
-        import faiss  # noqa: F401
+    compare = {int(s) for s in args.compare_usearch.split(",") if s}
+    from dgrag.kernels import ann
+
+    ann._faiss()  # faiss first: imported after usearch (numkong), faiss 1.15.1's index_factory segfaults
     t0 = time.perf_counter()
     base, model = parents(args.index)
     nn = nearest(base)
@@ -280,14 +277,14 @@ def main(argv: list[str] | None = None) -> int:
         queries = {"questions": question_vectors(model, args.questions), **queries}
     report: dict = {"model": model, "parents": len(base), "queries": {k: len(v) for k, v in queries.items()},
                     "nn_cosine_median": {"parents": nn_cosine_median(base), "synthetic_20k": nn_cosine_median(x_all)},
-                    "sizes": {}, "faiss": {}}
+                    "sizes": {}, "usearch": {}}
     print(json.dumps(report), file=sys.stderr, flush=True)
     for n in sizes:
         report["sizes"][n] = one_size(x_all[:n], queries, breadths, args.work, args.threads, model)
         print(json.dumps({n: report["sizes"][n]}), file=sys.stderr, flush=True)
         if n in compare:
-            report["faiss"][n] = faiss_side(x_all[:n], queries, breadths, args.threads)
-            print(json.dumps({f"faiss {n}": report["faiss"][n]}), file=sys.stderr, flush=True)
+            report["usearch"][n] = usearch_side(x_all[:n], queries, breadths, args.threads)
+            print(json.dumps({f"usearch {n}": report["usearch"][n]}), file=sys.stderr, flush=True)
     report.update(peak_rss_mb=peak_rss_mb(), total_s=round(time.perf_counter() - t0, 1))
     if args.json:
         args.json.write_text(json.dumps(report, indent=2), encoding="utf-8")

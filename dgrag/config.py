@@ -246,7 +246,7 @@ class Settings:
     # cosine of a synonymy edge, at least (raised to the embedder's own background level, recorded in the file)
     synonymy_edge_sim_threshold: float = 0.95
     ## Approximate fact search
-    # fact vectors from which the fact route searches an HNSW index (the `ann` extra: usearch)
+    # fact vectors from which the fact route searches an HNSW index (the `ann` extra: faiss-cpu)
     # instead of every vector: built when the index is loaded, stored in the file, rebuilt when
     # the facts change; below it, and without the package, the search is exact (a warning says so).
     # The demo's ~100k facts stay exact (docs/benchmarks.md, "Fact search at a million vectors")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install dgrag into ./.venv for development and the whole test suite: the default set, the
-# torch-based backends (the `models` extra), the ANN library (the `ann` extra: usearch, so the
+# torch-based backends (the `models` extra), the ANN library (the `ann` extra: faiss-cpu, so the
 # approximate fact route's tests run) and the test tools. torch is installed first,
 # pinned, so that pip takes the CPU build and never pulls a CUDA one. On an ordinary machine,
 # give pip PyTorch's CPU wheel index for that step (see the README, "Install"), e.g.

@@ -29,9 +29,9 @@ KIND = "fact"
 @dataclass(frozen=True)
 class FactSearch:
     """How a snapshot's fact route searches: `index` is the approximate index (None: exact),
-    `how` says which and why, in words (the load's log, `dgrag stats`)."""
+    `how` says which and why, in words (the load's log, `dgrag snapshot`)."""
 
-    index: object | None
+    index: object | None  # faiss's search is thread-safe: requests search it at once, no lock
     how: str
 
 
