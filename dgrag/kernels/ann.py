@@ -9,7 +9,7 @@ exact search is a fact it misses. No SQL, no models: the store keeps the seriali
 faiss-cpu rather than usearch (both measured by bench/scale.py on the same vectors, HNSW with
 M=16, ef_construction=128 and 8-bit storage; docs/benchmarks.md, "Fact search at a million
 vectors"): at 100k vectors and the same recall@100 of exact, faiss answered in half the CPU
-time (2.6 against 5.6 ms at breadth 400) and built in half (65 against ~125 CPU s), the
+time (2.6 against 5.6 ms at breadth 400) and built in half (65 against ~130 CPU s), the
 index the same size (53 MB). Its search is thread-safe and takes its breadth per call
 (SearchParametersHNSW), so requests with different breadths never share a setting.
 """
