@@ -120,6 +120,11 @@ class RetrievalConfig:
     # stage-1 vector search: the loaded in-memory matrices (numpy, default: one consistent
     # snapshot with the graph, and faster, see bench P3) or the file's sqlite-vec tables
     vector_search: str = "numpy"  # numpy | sqlite-vec
+    # candidates the approximate fact route takes from its HNSW index (its search breadth, at least
+    # fact_candidate_k), rescored exactly with the float32 vectors: wider is slower and nearer
+    # exact (800: recall@100 0.968 of exact for MuSiQue's questions at 1M facts, in 4.2 ms; 400
+    # gave 0.935); 0 = exact search even where the index has one (see Settings.fact_ann_min_vectors)
+    fact_ann_breadth: int = 800
     verbose: bool = False  # record the trace the inspector's picture reads (seeds, hops, scores)
 
     def merged(self, overrides: Mapping[str, Any] | None) -> "RetrievalConfig":
@@ -167,7 +172,7 @@ class RetrievalConfig:
 MAX_K = 1000  # every count of candidates, seeds, quotas (`*_k`, `*_candidates`)
 MAX_BOUNDS = {"spread_time_budget_s": 10.0, "spread_max_expansions": 1_000_000,
               "spread_max_frontier_size": 1_000_000, "spread_per_node_neighbor_limit": 10_000,
-              "final_rerank_candidates": 100}
+              "final_rerank_candidates": 100, "fact_ann_breadth": 10_000}
 MIN_PPR_PUSH_EPS = 1e-9
 MAX_RANK_WEIGHT = 100.0
 
@@ -241,6 +246,12 @@ class Settings:
     synonymy_edge_topk: int = 2047  # nearest entities compared per entity for synonymy edges
     # cosine of a synonymy edge, at least (raised to the embedder's own background level, recorded in the file)
     synonymy_edge_sim_threshold: float = 0.95
+    ## Approximate fact search
+    # fact vectors from which the fact route searches an HNSW index (the `ann` extra: faiss-cpu)
+    # instead of every vector: built when the index is loaded, stored in the file, rebuilt when
+    # the facts change; below it, and without the package, the search is exact (a warning says so).
+    # The demo's ~100k facts stay exact (docs/benchmarks.md, "Fact search at a million vectors")
+    fact_ann_min_vectors: int = 250_000
     ## LLM (OpenAI protocol)
     llm_base_url: str = ""  # e.g. http://localhost:8000/v1; with llm_model, an LLM is configured
     llm_model: str = ""  # the model for summaries, captions, OpenIE and answers

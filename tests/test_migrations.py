@@ -15,7 +15,7 @@ from dgrag.store import Store
 from dgrag.store.connect import (MIGRATIONS_DIR, _split_sql, applied_version, latest_version, migrate,
                                  migration_files, open_connection)
 
-# table -> columns in order, as the three released migrations leave them
+# table -> columns in order, as the released migrations leave them
 SCHEMA = {
     "schema_migrations": ["version", "name", "applied_at"],
     "meta": ["key", "value"],
@@ -32,6 +32,8 @@ SCHEMA = {
     "enrich_log": ["node", "step", "status", "reason", "attempts", "input_hash", "updated_at"],
     "synonymy_done": ["entity"],
     "graph_cache": ["id", "version", "data"],
+    "ann_index": ["kind", "model", "count", "fingerprint", "library", "bytes", "built_s", "updated_at"],
+    "ann_index_parts": ["kind", "part", "data"],
 }
 INDEXES = {
     "nodes_type": "nodes", "nodes_source_path": "nodes", "nodes_embed_hash": "nodes",
@@ -46,8 +48,10 @@ RELEASED = {  # a released migration is never edited: a change goes into a new n
     (3, "graph_cache"): "0c2863b427ee3c649331e1cff0658928230c0bceeca3e060de73389a231083f9",
     (4, "named_columns"): "ffeda4d8f0fbb7bd7b5062ef949967b754b6928d81e1af105527837d2ef10436",
     (5, "one_vector_each"): "16bb825c0b776b0d1f61af62077ab39b8eb9db3d6a576966ea213dc7deea4f2d",
+    (6, "ann_index"): "282f53d570b927e85385178620d854462447a77d84a290e67bbb89865269c9ae",
 }
-APPLIED = [(1, "index"), (2, "semantic"), (3, "graph_cache"), (4, "named_columns"), (5, "one_vector_each")]
+APPLIED = [(1, "index"), (2, "semantic"), (3, "graph_cache"), (4, "named_columns"), (5, "one_vector_each"),
+           (6, "ann_index")]
 
 
 def _schema(con) -> tuple[dict[str, list[str]], dict[str, str]]:
@@ -62,7 +66,7 @@ def test_migrations_ship_inside_the_package():
     package_dir = Path(dgrag.__file__).resolve().parent
     assert Path(str(MIGRATIONS_DIR)).resolve().is_relative_to(package_dir)
     assert [(v, n) for v, n, _ in migration_files()] == sorted(RELEASED)
-    assert latest_version() == 5
+    assert latest_version() == 6
 
 
 def test_released_migration_files_are_unchanged():
@@ -74,7 +78,7 @@ def test_released_migration_files_are_unchanged():
 def test_migrate_blank(tmp_path):
     con = open_connection(tmp_path / "blank.db")
     assert applied_version(con) == 0
-    assert migrate(con) == 5
+    assert migrate(con) == 6
     tables, indexes = _schema(con)
     assert tables == SCHEMA
     assert indexes == INDEXES
@@ -82,8 +86,8 @@ def test_migrate_blank(tmp_path):
     assert [(v, n) for v, n, _ in rows] == APPLIED
     assert all(at.endswith("+00:00") for _, _, at in rows)
     # a second run applies nothing
-    assert migrate(con) == 5
-    assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 5
+    assert migrate(con) == 6
+    assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 6
     con.close()
 
 
@@ -175,7 +179,7 @@ def test_a_version_3_file_gets_named_columns(tmp_path):
     _file_at_version_3(old)
     with Store(old) as st:
         _named_columns_hold_the_moved_values(st)
-        assert applied_version(st.con) == 5
+        assert applied_version(st.con) == 6
 
 
 def test_a_version_3_file_opened_read_only_is_upgraded_once(tmp_path):
@@ -186,7 +190,7 @@ def test_a_version_3_file_opened_read_only_is_upgraded_once(tmp_path):
     old.chmod(0o444)
     try:
         with Store(old, readonly=True) as st:  # upgraded already: nothing left to write
-            assert applied_version(st.con) == 5
+            assert applied_version(st.con) == 6
     finally:
         old.chmod(0o644)
 

@@ -1,6 +1,6 @@
 """Packaging: every package that dgrag imports is declared in pyproject.toml, and the torch-based
-backends (the `models` extra) are imported only lazily, inside the functions that use them, so
-the default install (no torch) serves the default models. scripts/check_install.sh proves the
+backends (the `models` extra) and the ANN library (the `ann` extra) are imported only lazily,
+inside the functions that use them, so the default install (no torch) serves the default models. scripts/check_install.sh proves the
 same on a real non-editable install."""
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def _distribution(module: str) -> set[str]:
 
 
 def test_every_imported_package_is_declared():
-    default, models = _names(None), _names("models")
+    default, models = _names(None), _names("models") | _names("ann")
     undeclared = []
     for path in SOURCES:
         for module, _, line in imports(path):
@@ -65,8 +65,8 @@ def test_every_imported_package_is_declared():
     assert not undeclared, "imported but not declared in pyproject.toml:\n" + "\n".join(undeclared)
 
 
-def test_the_models_extra_is_imported_only_lazily():
-    default, models = _names(None), _names("models") - _names(None)
+def test_the_models_and_ann_extras_are_imported_only_lazily():
+    default, models = _names(None), (_names("models") | _names("ann")) - _names(None)
     eager = []
     for path in SOURCES:
         for module, module_level, line in imports(path):

@@ -91,7 +91,7 @@ def test_a_version_4_file_folds_its_name_vectors_and_keeps_float32(tmp_path):
     path = tmp_path / "v4.db"
     held = _file_at_version_4(path, rng)
     with Store(path, readonly=True) as st:  # what the retriever opens: upgraded once
-        assert applied_version(st.con) == 5
+        assert applied_version(st.con) == 6
         assert "vec_entity_name" not in _tables(st.con)
         assert st.vectors.storage("chunk") == "float32"
         e_ids, e_mat = st.vectors.matrix("entity")

@@ -72,13 +72,17 @@ def cmd_stats(args) -> int:
 
 
 def cmd_snapshot(args) -> int:
-    from ..retrieve.loaded import ensure_graph_cache
+    from ..retrieve.loaded import ensure_fact_ann, ensure_graph_cache
     from ..store import Store
 
-    path, dest = require_index(settings_for(args).db_path), Path(args.dest)
+    settings = settings_for(args)
+    path, dest = require_index(settings.db_path), Path(args.dest)
     if dest.exists():
         raise DgragError(f"{dest} exists; choose a new file name")
     cached = ensure_graph_cache(path)  # a replica of the copy then has nothing to build or write
+    fact_search = ensure_fact_ann(path, settings)  # nor, past fact_ann_min_vectors, an HNSW index
+    if fact_search is not None:
+        print(f"fact route: {fact_search}", file=sys.stderr)
     with Store(path, readonly=True) as store:
         store.copy_to(dest, compact=args.compact, int8=args.int8)
     print(f"{dest}  ({dest.stat().st_size / 1e6:.1f} MB): serve it with `dgrag serve --db {dest}` "

@@ -13,9 +13,11 @@ from pathlib import Path
 
 import numpy as np
 
+from ..config import Settings
 from ..kernels.graph_arrays import EDGE_TYPE_CODES, NODE_TYPE_CODES, GraphArrays, build_graph_arrays
 from ..kernels.lexical import LexicalIndex, TitleIndex
 from ..store import VECTOR_TYPES, Store
+from .fact_ann import EXACT, FactSearch, fact_search
 
 
 @dataclass
@@ -35,6 +37,7 @@ class LoadedIndex:
     fact_vec: np.ndarray
     entity_by_name: dict[str, int]  # normalised name -> graph index
     load_seconds: float = 0.0
+    fact_search: FactSearch = EXACT  # the fact route's approximate index, past fact_ann_min_vectors
     _igraph: object = field(default=None, repr=False)
     _csr: object = field(default=None, repr=False)
     _wdeg: object = field(default=None, repr=False)
@@ -168,10 +171,12 @@ GRAPH_KEYS = ("rowids", "node_type", "indptr", "indices", "cost", "weight", "ety
               "entity_names", "entity_idx")
 
 
-def load_index(path: Path | str) -> LoadedIndex:
+def load_index(path: Path | str, settings: Settings | None = None) -> LoadedIndex:
     """Everything a query needs, read in one snapshot of the file. The graph comes from the
     persisted snapshot when it matches the file's graph version, else it is rebuilt from the
-    edge table (and the snapshot written back, best effort)."""
+    edge table (and the snapshot written back, best effort); past `fact_ann_min_vectors` facts,
+    the same for the fact route's approximate index (retrieve/fact_ann.py)."""
+    settings = settings or Settings()
     t0 = time.perf_counter()
     with Store(path, readonly=True) as store, store.snapshot():
         meta = store.meta.items()
@@ -193,11 +198,12 @@ def load_index(path: Path | str) -> LoadedIndex:
         _save_graph(path, version, g)
     ga = GraphArrays(g["indptr"], g["indices"], g["cost"], g["weight"], g["etype"], g["node_type"])
     entity_by_name = {str(n): int(i) for n, i in zip(g["entity_names"], g["entity_idx"])}
+    fact_ann = fact_search(path, meta, facts[:, 0], fact_vec, settings)
     return LoadedIndex(
         path=Path(path), meta=meta, rowids=g["rowids"], node_type=g["node_type"], ga=ga, vec_idx=vec_idx,
         vec_mat=vec_mat, type_slices=type_slices, fact_rowids=facts[:, 0], fact_head=facts[:, 1],
         fact_tail=facts[:, 2], fact_chunk=facts[:, 3], fact_vec=fact_vec,
-        entity_by_name=entity_by_name, load_seconds=time.perf_counter() - t0)
+        entity_by_name=entity_by_name, load_seconds=time.perf_counter() - t0, fact_search=fact_ann)
 
 
 def ensure_graph_cache(path: Path | str) -> bool:
@@ -212,6 +218,17 @@ def ensure_graph_cache(path: Path | str) -> bool:
             return True
         g = _decode(blob) if blob is not None else _build_graph(store)
     return _save_graph(path, version, g, timeout=30.0)
+
+
+def ensure_fact_ann(path: Path | str, settings: Settings) -> str | None:
+    """Store the fact route's approximate index in the file if it is due (fact_ann_min_vectors)
+    and the file lacks a current one, so that copies of the file start without building it;
+    how the fact route of the file will search, or None where it is not due."""
+    with Store(path, readonly=True) as store:
+        n = store.vectors.counts().get("fact", 0)
+    if n < settings.fact_ann_min_vectors:
+        return None
+    return load_index(path, settings).fact_search.how
 
 
 def _packed(blob: bytes) -> bool:
@@ -298,10 +315,12 @@ class _Partial:
 
 
 class IndexHandle:
-    """The current LoadedIndex of one file; `reload()` builds the next one aside, then swaps."""
+    """The current LoadedIndex of one file; `reload()` builds the next one aside, then swaps.
+    `settings` says how a snapshot is loaded (the fact route's approximate index)."""
 
-    def __init__(self, path: Path | str):
+    def __init__(self, path: Path | str, settings: Settings | None = None):
         self.path = Path(path)
+        self.settings = settings or Settings()
         self._lock = threading.Lock()
         self._current: LoadedIndex | None = None
         self.generation = 0  # bumped at every swap: readers reopen their connections
@@ -316,12 +335,12 @@ class IndexHandle:
         if current is None:
             with self._lock:
                 if self._current is None:
-                    self._current = load_index(self.path)
+                    self._current = load_index(self.path, self.settings)
                 current = self._current
         return current
 
     def reload(self) -> LoadedIndex:
-        fresh = load_index(self.path)  # built aside: readers keep using the old one meanwhile
+        fresh = load_index(self.path, self.settings)  # built aside: readers keep using the old one meanwhile
         fresh.lexical()  # by the writer, not by the first question after the swap
         with self._lock:
             self._current = fresh
@@ -329,7 +348,7 @@ class IndexHandle:
         return fresh
 
     def switch(self, path: Path | str) -> LoadedIndex:
-        fresh = load_index(path)
+        fresh = load_index(path, self.settings)
         fresh.lexical()
         with self._lock:
             self.path, self._current = Path(path), fresh

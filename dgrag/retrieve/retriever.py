@@ -55,7 +55,7 @@ class Retriever:
         from ..backends.rerankers import make_reranker
 
         self.settings = settings
-        self.handle = handle or IndexHandle(settings.db_path)
+        self.handle = handle or IndexHandle(settings.db_path, settings)
         self._given_embedder = embedder is not None
         self.embedder = embedder or self._embedder_for(_file_meta(self.handle.path))
         self.reranker = reranker or make_reranker(settings)
@@ -147,7 +147,7 @@ class Retriever:
         else:
             def nodes(kind, k):
                 return recall_nodes(li, qv, kind, k)
-        routes = {"fact": recall_facts(li, qv, cfg.fact_candidate_k),
+        routes = {"fact": recall_facts(li, qv, cfg.fact_candidate_k, cfg.fact_ann_breadth),
                   "file": nodes("file", cfg.file_candidate_k), "chunk": nodes("chunk", cfg.chunk_candidate_k)}
         if cfg.method == "dense":  # no graph to reach code / tables / images: recall them directly
             for kind, k in (("code", cfg.spread_code_k), ("table", cfg.spread_table_k), ("image", cfg.spread_image_k)):

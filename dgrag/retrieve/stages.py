@@ -7,6 +7,7 @@ import numpy as np
 from ..core import Route
 from ..enrich.heuristic_openie import normalize_entity
 from ..kernels.knn import topk
+from . import fact_ann
 from .loaded import LoadedIndex
 
 _TERM = re.compile(r"@?[A-Za-z_][\w.\-]*(?:\(\))?|[\u3400-\u9fff\uf900-\ufaff]+")
@@ -29,10 +30,13 @@ def recall_nodes_sqlite_vec(store, li: LoadedIndex, qv: np.ndarray, kind: str, k
     return Route(kind, idx[keep], sims[keep])
 
 
-def recall_facts(li: LoadedIndex, qv: np.ndarray, k: int) -> Route:
+def recall_facts(li: LoadedIndex, qv: np.ndarray, k: int, ann_breadth: int = 0) -> Route:
+    """The k facts nearest the question: through the snapshot's approximate index when it has
+    one and `ann_breadth` > 0 (its candidates rescored exactly), else over every fact vector."""
     if li.fact_vec.shape[0] == 0 or k <= 0:
         return Route("fact", np.zeros(0, np.int64), np.zeros(0, np.float32))
-    pos, vals = topk(li.fact_vec @ qv, k)
+    found = fact_ann.recall(li.fact_search, li.fact_vec, qv, k, ann_breadth)
+    pos, vals = found if found is not None else topk(li.fact_vec @ qv, k)
     return Route("fact", pos.astype(np.int64), vals)
 
 

@@ -11,7 +11,7 @@ from types import ModuleType
 from typing import Iterator
 
 from ..errors import EmbeddingMismatch, IndexFileError
-from . import edges, images, logs, meta, nodes, semantic, vectors
+from . import ann, edges, images, logs, meta, nodes, semantic, vectors
 from .connect import applied_version, latest_version, migrate, open_connection
 
 
@@ -29,7 +29,8 @@ class Store:
     """A handle on one index file. One writer at a time (a lock), many readers (WAL).
 
     The rows are reached through table groups: `meta`, `nodes`, `edges`, `images`, `vectors`,
-    `semantic` (entities, facts) and `logs` (ingest and enrichment logs, the LLM cache). What
+    `semantic` (entities, facts), `logs` (ingest and enrichment logs, the LLM cache) and `ann`
+    (the stored approximate-nearest-neighbour indexes). What
     needs the lock or the file itself (transactions, copies, the embedder binding, stats)
     are methods here."""
 
@@ -47,7 +48,7 @@ class Store:
         except IndexFileError:
             self.con.close()
             raise
-        for module in (meta, nodes, edges, images, vectors, semantic, logs):
+        for module in (meta, nodes, edges, images, vectors, semantic, logs, ann):
             setattr(self, module.__name__.rsplit(".", 1)[1], Tables(module, self.con))
 
     def _upgrade(self, current: int) -> None:
@@ -128,6 +129,19 @@ class Store:
             finally:
                 self.con.execute("COMMIT")
         return True
+
+    def write_ann(self, kind: str, model: str, count: int, fingerprint: str, library: str, data: bytes,
+                  built_s: float) -> None:
+        """Store the serialized ANN index of `kind` (no graph version bump: like the graph
+        snapshot, it is a cache of what the file holds, keyed by its own fingerprint)."""
+        with self.write_lock:
+            self.con.execute("BEGIN IMMEDIATE")
+            try:
+                ann.write(self.con, kind, model, count, fingerprint, library, data, built_s)
+            except BaseException:
+                self.con.execute("ROLLBACK")
+                raise
+            self.con.execute("COMMIT")
 
     # ---- the embedder the file is read with -------------------------------------------------
     def bind_embedder(self, model_id: str, dim: int) -> None:

@@ -45,7 +45,7 @@ class Service:
         from ..retrieve.loaded import IndexHandle
 
         self.settings = settings
-        self.handle = IndexHandle(settings.db_path)
+        self.handle = IndexHandle(settings.db_path, settings)
         self.writer = Writer(after=self.handle.reload)  # one writer; readers see each commit after a reload
         self.build: Progressive | None = None  # the batched build running or last run, if any
         self.first_start = False  # that build is the first start's: no index to answer from before it
