@@ -114,7 +114,14 @@ class TitleIndex:
         return (self.size > 0) & (np.asarray(self.titles @ present).ravel() >= self.size)
 
 
-def build_titles(titles: Sequence[str], index: LexicalIndex, scale: float = 8.0) -> TitleIndex:
+def term_presence(index: LexicalIndex) -> sparse.csr_matrix:
+    """(n_docs, n_terms): 1 where a doc holds a term; several title indexes share one."""
+    docs = index.weights.tocsr()
+    return sparse.csr_matrix((np.ones(docs.nnz), docs.indices, docs.indptr), shape=docs.shape)
+
+
+def build_titles(titles: Sequence[str], index: LexicalIndex, scale: float = 8.0,
+                 doc_terms: sparse.csr_matrix | None = None) -> TitleIndex:
     rows: list[int] = []
     cols: list[int] = []
     for d, title in enumerate(titles):
@@ -127,6 +134,4 @@ def build_titles(titles: Sequence[str], index: LexicalIndex, scale: float = 8.0)
     df = np.diff(index.weights.indptr)  # CSC: the docs holding each term
     idf = np.log1p((n - df + 0.5) / (df + 0.5))
     spec = np.minimum(1.0, np.asarray(T @ idf).ravel() / scale)
-    docs = index.weights.tocsr()
-    return TitleIndex(T, np.diff(T.indptr), spec, sparse.csr_matrix((np.ones(docs.nnz), docs.indices, docs.indptr),
-                                                                   shape=docs.shape))
+    return TitleIndex(T, np.diff(T.indptr), spec, term_presence(index) if doc_terms is None else doc_terms)

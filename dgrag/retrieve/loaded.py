@@ -125,7 +125,7 @@ class LoadedIndex:
         seconds for the demo corpus; `IndexHandle.reload` builds it before the swap)."""
         with self._lexical_lock:
             if self._lexical is None:
-                from ..kernels.lexical import build_lexical, build_titles
+                from ..kernels.lexical import build_lexical, build_titles, term_presence
 
                 with Store(self.path, readonly=True) as store:
                     rows = store.nodes.texts_of_type("chunk")
@@ -135,8 +135,9 @@ class LoadedIndex:
                 index = build_lexical(docs)
                 crumbs = [rows[i][1].split(" / ") for i in keep.tolist()]
                 # a page's name and a section's own heading, the two titles a passage may mention
-                self._titles = (build_titles([c[0] for c in crumbs], index),
-                                build_titles([c[-1] for c in crumbs], index))
+                terms = term_presence(index)
+                self._titles = (build_titles([c[0] for c in crumbs], index, doc_terms=terms),
+                                build_titles([c[-1] for c in crumbs], index, doc_terms=terms))
                 lang = np.full(self.n_nodes, "", dtype=object)
                 lang[idx[keep]] = [rows[i][3] for i in keep.tolist()]
                 self._language = lang

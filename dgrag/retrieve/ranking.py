@@ -127,11 +127,12 @@ def bridge_scores(li: LoadedIndex, chunks: Route, top: int) -> tuple[np.ndarray,
     page = li.page_of()
     base = _minmax(np.asarray(chunks.score, dtype=np.float64))
     out = np.zeros(rows.size)
+    doc_page = page[rows]
     for p, s in zip(chunks.positions[:top].tolist(), base[:top].tolist()):
         at = np.flatnonzero(rows == p)
         if at.size == 0 or s <= 0:
             continue
-        elsewhere = page[rows] != page[p]
+        elsewhere = doc_page != page[p]
         for titles in li.titles():
             hit = titles.mentioned_in(int(at[0])) & elsewhere
             # a passage's credit is shared by the titles it names, as PPR shares an entity's
