@@ -134,11 +134,14 @@ def p2(db: Path, repeat: int) -> dict:
 
 
 def p2_stage3(db: Path, repeat: int) -> dict:
-    """The whole default stage 3 at this scale (cosine of every node, the fact-seeded walk,
-    diffusion, the weighted ranking with its corpus-wide lexical scores; and the trust rule before it), with the walk by local push (default) vs SciPy power
-    iteration, and as configured before the walk was bounded (restart on every passage, eps 1e-7)."""
+    """The whole default stage 3 at this scale (the fact-seeded walk, diffusion, the weighted
+    ranking with its corpus-wide lexical scores; and the trust rule before it), with the walk
+    by local push (default) vs SciPy power iteration, and as configured before the walk was
+    bounded (restart on every passage, eps 1e-7). Each is given the file and chunk cosines
+    stage 1's routes computed, as the retriever does; `stage3_default_alone_p50_ms` computes
+    them too."""
     from dgrag.config import RetrievalConfig
-    from dgrag.retrieve.loaded import load_index
+    from dgrag.retrieve.loaded import QueryCosines, load_index
     from dgrag.retrieve.methods import run_diffusion
     from dgrag.retrieve.stages import Route
 
@@ -156,15 +159,26 @@ def p2_stage3(db: Path, repeat: int) -> dict:
     out = {}
     before = RetrievalConfig(spread_trust_full=0, ppr_passage_top_k=0, ppr_push_eps=1e-7)  # issue 14's start
     text = "how do I pass parameters to router pushUrl"  # the lexical feature scores every chunk
-    for name, cfg in (("stage3_default_p50_ms", RetrievalConfig()),
-                      ("stage3_trust_rule_p50_ms", RetrievalConfig(rank_mode="trust")),
-                      ("stage3_before_p50_ms", dataclasses.replace(before, rank_mode="trust")),
-                      ("stage3_scipy_fusion_p50_ms", RetrievalConfig(ppr_engine="scipy", rank_mode="trust")),
-                      ("stage3_no_fusion_p50_ms", RetrievalConfig(spread_graph_fusion=0, rank_mode="trust"))):
+
+    def stage1(qv, shared):
+        cos = QueryCosines(li, qv)
+        for kind in ("file", "chunk") if shared else ():
+            cos.of_type(kind)  # what recall_nodes computed for the file and chunk routes
+        return cos
+
+    for name, cfg, shared in (("stage3_default_p50_ms", RetrievalConfig(), True),
+                              ("stage3_default_alone_p50_ms", RetrievalConfig(), False),
+                              ("stage3_trust_rule_p50_ms", RetrievalConfig(rank_mode="trust"), True),
+                              ("stage3_before_p50_ms", dataclasses.replace(before, rank_mode="trust"), True),
+                              ("stage3_scipy_fusion_p50_ms", RetrievalConfig(ppr_engine="scipy", rank_mode="trust"), True),
+                              ("stage3_no_fusion_p50_ms", RetrievalConfig(spread_graph_fusion=0, rank_mode="trust"), True)):
         qs = [query() for _ in range(max(3, repeat // 2))]
         run_diffusion(li, cfg, *qs[0], [], text)  # compile and build caches outside the timing
-        out[name] = round(1000 * statistics.median([timed(lambda: run_diffusion(li, cfg, qv, r, [], text), 1)[0]
-                                                    for qv, r in qs]), 1)
+        times = []
+        for qv, r in qs:
+            cos = stage1(qv, shared)
+            times.append(timed(lambda: run_diffusion(li, cfg, qv, r, [], text, cos), 1)[0])
+        out[name] = round(1000 * statistics.median(times), 1)
     return out
 
 

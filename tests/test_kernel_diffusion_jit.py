@@ -61,3 +61,45 @@ def test_a_non_finite_similarity_is_refused_and_leaves_the_thread_clean():
         diffuse(ga, sim, {0: float("nan")}, engine="jit")
     after = diffuse(ga, sim, seeds, engine="jit")  # the same thread, the same buffers
     assert np.array_equal(before.visited, after.visited) and np.array_equal(before.nodes, after.nodes)
+
+
+def exact_vectors(rng, n, dim=8):
+    """Vectors whose cosines are exact in float32 whatever the order of the sums (halves and
+    quarters), a quarter of the nodes without one (row -1)."""
+    row = np.where(rng.uniform(size=n) < 0.75, np.arange(n), -1)
+    mat = (rng.integers(-2, 3, (n, dim)) / 4).astype(np.float32)
+    q = (rng.integers(-2, 3, dim) / 2).astype(np.float32)
+    return row, mat, q
+
+
+@pytest.mark.parametrize("engine", ["python", "jit"])
+def test_similarities_left_nan_are_computed_from_the_vectors(engine):
+    """A NaN similarity is the node's clipped cosine, computed when the loop reaches it: the
+    same result as the whole array computed first, in both loops."""
+    rng = np.random.default_rng(11)
+    for _ in range(5):
+        ga = random_graph(rng)
+        row, mat, q = exact_vectors(rng, ga.n_nodes)
+        full = np.where(row >= 0, np.maximum(mat[np.maximum(row, 0)] @ q, 0.0), 0.0).astype(np.float64)
+        given = rng.uniform(size=ga.n_nodes) < 0.2  # the reranked chunks: set by the caller
+        full[given] = rng.uniform(0, 1, int(given.sum()))
+        lazy = np.where(given, full, np.nan)
+        seeds = {int(s): float(w) for s, w in zip(rng.integers(0, ga.n_nodes, 6), rng.uniform(0.5, 1, 6))}
+        mandatory = rng.integers(0, ga.n_nodes, 4).tolist()
+        a = diffuse(ga, full, seeds, mandatory, time_budget_s=1e9, min_enqueue_score=0.05)
+        b = diffuse(ga, lazy, seeds, mandatory, time_budget_s=1e9, min_enqueue_score=0.05, engine=engine,
+                    vectors=(row, mat, q))
+        assert a.expansions == b.expansions > 10 and np.array_equal(a.visited, b.visited)
+        assert np.array_equal(a.nodes, b.nodes) and np.array_equal(a.scores, b.scores) and a.parent == b.parent
+
+
+def test_a_nan_similarity_without_vectors_is_refused():
+    rng = np.random.default_rng(12)
+    ga = random_graph(rng)
+    sim = rng.uniform(0, 1, ga.n_nodes)
+    sim[5] = np.nan
+    with pytest.raises(ValueError):
+        diffuse(ga, sim, {0: 1.0}, engine="jit")
+    row, mat, q = exact_vectors(rng, ga.n_nodes)
+    with pytest.raises(ValueError):
+        diffuse(ga, sim, {0: 1.0}, engine="jit", vectors=(row[:-1], mat, q))  # a row per node

@@ -96,3 +96,14 @@ def test_page_of_follows_contains_down_from_each_file_only():
     nt = [N["file"], N["file"], N["chunk"], N["chunk"], N["code"], N["chunk"], N["entity"], N["image"]]
     ga = build_graph_arrays(8, src, dst, et, [1.0] * 8, nt)
     assert page_of(ga).tolist() == [0, 1, 0, 0, 0, 1, -1, 1]
+
+
+def test_row_entries_lists_the_entries_of_several_rows_in_order():
+    from dgrag.kernels.graph_arrays import row_entries
+
+    indptr = np.array([0, 2, 2, 5, 6])  # rows of 2, 0, 3 and 1 entries
+    owner, entry = row_entries(indptr, np.array([2, 0, 1, 2, 3]))
+    assert owner.tolist() == [0, 0, 0, 1, 1, 3, 3, 3, 4]
+    assert entry.tolist() == [2, 3, 4, 0, 1, 2, 3, 4, 5]
+    owner, entry = row_entries(indptr, np.array([1], np.int64))
+    assert owner.size == entry.size == 0

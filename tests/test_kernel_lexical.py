@@ -62,3 +62,24 @@ def test_titles_mentioned_in_a_document_every_term_and_their_specificity():
     idf = lambda df: np.log1p((n - df + 0.5) / (df + 0.5))  # noqa: E731
     assert np.allclose(titles.specificity, np.minimum(1.0, [(idf(2) + idf(3)) / 8, idf(1) / 8,
                                                             (idf(3) + idf(1)) / 8, idf(1) / 8]))
+
+
+def test_titles_mentioned_by_a_document_equal_a_term_by_term_check():
+    """`mentioned_by` reads only the titles sharing a term with the document; it finds what a
+    check of every title against the document's terms finds, and nothing for a title-less doc."""
+    from dgrag.kernels.lexical import build_titles, tokenize
+
+    rng = np.random.default_rng(4)
+    words = [f"w{i}" for i in range(30)]
+    docs = [" ".join(rng.choice(words, rng.integers(1, 12))) for _ in range(200)]
+    names = [" ".join(rng.choice(words, rng.integers(0, 3), replace=False)) for _ in range(200)]
+    index = build_lexical(docs)
+    titles = build_titles(names, index)
+    found = 0
+    for d in range(len(docs)):
+        held = set(tokenize(docs[d]))
+        want = [t for t, name in enumerate(names) if name and set(tokenize(name)) <= held]
+        assert titles.mentioned_by(d).tolist() == want
+        assert np.flatnonzero(titles.mentioned_in(d)).tolist() == want
+        found += len(want)
+    assert found > 100

@@ -215,3 +215,34 @@ def test_code_tables_and_images_earn_their_slot_beside_the_first_chunks(retrieve
     assert any(i["source_path"] != first for k in ("codes", "tables") for i in everything[k])
     off = retriever.retrieve(q, {"final_media_pages": 1, "final_modality_floor": 2.0})  # above any cosine
     assert off["chunks"] and not any(off[k] for k in media)
+
+
+def test_stage3_reads_stage_ones_cosines_and_computes_the_rest_alike(retriever, embedder):
+    """The question's cosines are computed for the nodes asked about and kept: stage 3 with
+    the chunk and file cosines stage 1 left gives what it gives computing every one itself."""
+    from dgrag.config import RetrievalConfig
+    from dgrag.retrieve.loaded import QueryCosines
+    from dgrag.retrieve.methods import run_diffusion
+    from dgrag.retrieve.stages import recall_facts, recall_nodes
+
+    li = retriever.handle.get()
+    for q in ("How do I create an application with ACE Tools?", "如何实现页面跳转？"):
+        qv = embedder.embed_queries([q])[0].astype(np.float32)
+        every = np.clip(li.similarity(qv), 0.0, None)
+        cos = QueryCosines(li, qv)
+        routes = {"fact": recall_facts(li, qv, 20), "file": recall_nodes(li, qv, "file", 10, cos),
+                  "chunk": recall_nodes(li, qv, "chunk", 30, cos)}
+        assert routes["chunk"].positions.tolist() == recall_nodes(li, qv, "chunk", 30).positions.tolist()
+        assert np.isnan(cos.lazy()[li.type_rows("code")]).all()  # not asked for yet
+        picked = np.arange(0, li.n_nodes, 7)
+        assert np.allclose(cos[picked], every[picked], atol=1e-6)
+        cfg = RetrievalConfig(verbose=True)
+        shared = run_diffusion(li, cfg, qv, routes, [], q, cos)
+        alone = run_diffusion(li, cfg, qv, routes, [], q)
+        for kind, items in alone.ranked.items():  # the same nodes; scores to float32's sums
+            assert [n for n, _ in shared.ranked[kind]] == [n for n, _ in items]
+            assert np.allclose([s for _, s in shared.ranked[kind]], [s for _, s in items], rtol=1e-6)
+        assert shared.paths == alone.paths
+        sims = shared.trace["similarity"]
+        assert sims and all(abs(v - round(float(every[n]), 4)) < 2e-4 for n, v in sims.items()
+                            if n not in set(routes["chunk"].positions.tolist()))

@@ -20,6 +20,8 @@ from dgrag.kernels.graph_arrays import GraphArrays
 DEFAULT_QUOTAS: dict[int, int] = {1: 100, 2: 5, 3: 5, 4: 5}  # chunk, code, table, image
 
 Seeds = Mapping[int, float] | tuple[np.ndarray, np.ndarray]
+# (row of each node in the matrix, -1 for none; float32 vectors; the question's vector)
+NodeVectors = tuple[np.ndarray, np.ndarray, np.ndarray]
 # Heap entry: (-score, node, cum_cost, parent, init_weight). Negated score makes heapq a
 # max-heap; the node idx second breaks score ties by ascending index.
 _Entry = tuple[float, int, float, int, float]
@@ -222,25 +224,30 @@ def diffuse(ga: GraphArrays, node_sim: np.ndarray, seeds: Seeds,
             max_expansions: int = 12000, per_node_neighbor_limit: int = 96,
             max_frontier_size: int = 20000, min_enqueue_score: float = 0.01,
             time_budget_s: float = 2.0, clock: Callable[[], float] = time.perf_counter,
-            evidence_weight: float = 0.0, evidence: np.ndarray | None = None, engine: str = "python"
-            ) -> DiffusionResult:
+            evidence_weight: float = 0.0, evidence: np.ndarray | None = None, engine: str = "python",
+            vectors: NodeVectors | None = None) -> DiffusionResult:
     """Best-first diffusion from `seeds` collecting up to `quotas[node_type]` nodes per type.
 
     `quotas` is keyed by node type code; types absent from it are traversed but never
     collected. `mandatory` nodes are always in the result. `engine="jit"` runs the same
     loop compiled (diffusion_jit; the clock is then read every 256 expansions).
+    With `vectors`, a NaN in `node_sim` stands for that node's cosine to the question,
+    clipped at 0 (`node_cosines`): the compiled loop computes it only for the nodes it
+    reaches, a few thousand of a graph's 500k (the reference computes them all first).
     """
     n = ga.n_nodes
     sim = np.asarray(node_sim, dtype=np.float64).ravel()
     if sim.shape[0] != n:
         raise ValueError("node_sim must have one entry per node")
     quotas = dict(DEFAULT_QUOTAS if quotas is None else quotas)
+    if vectors is not None:
+        vectors = _checked_vectors(vectors, n)
     if engine == "jit" and diffusion_jit.available():
         idx, w = _seed_arrays(seeds)
         out = diffusion_jit.run(ga, sim, idx, w, quotas, max_expansions=max_expansions,
                                 per_node_neighbor_limit=per_node_neighbor_limit,
                                 max_frontier_size=max_frontier_size, min_enqueue_score=min_enqueue_score,
-                                time_budget_s=time_budget_s, clock=clock)
+                                time_budget_s=time_budget_s, clock=clock, vectors=vectors)
         vis, keys = out["visited"], KeyIndex(out["visited"])
         st = _State(heap=[], best_queued=np.empty(0), finalised=np.empty(0, dtype=bool),
                     score=LazyMap(keys, out["score"]), cost=LazyMap(keys, out["cost"]),
@@ -249,7 +256,13 @@ def diffuse(ga: GraphArrays, node_sim: np.ndarray, seeds: Seeds,
                     collected_score=out["score"][out["collected"]].tolist(),
                     collected_cost=out["cost"][out["collected"]].tolist())
         reason = out["reason"]
+        if vectors is not None:  # an unreached mandatory node scores its own similarity
+            sim = _resolved(sim, vectors, np.asarray(mandatory, dtype=np.int64))
     else:
+        if vectors is not None:
+            sim = _resolved(sim, vectors, np.arange(n))
+        elif np.isnan(sim).any():
+            raise ValueError("a NaN similarity needs the vectors to compute it from")
         st = _State(heap=[], best_queued=np.full(n, -np.inf), finalised=np.zeros(n, dtype=bool),
                     score={}, cost={}, parent={}, visited=[], collected=[], counts={})
         _push_seeds(st, sim, seeds)
@@ -260,6 +273,41 @@ def diffuse(ga: GraphArrays, node_sim: np.ndarray, seeds: Seeds,
                            expansions=len(st.visited), stop_reason=reason,
                            visited=np.asarray(st.visited, dtype=np.int64),
                            node_score=st.score)
+
+
+def node_cosines(vectors: NodeVectors, nodes: np.ndarray) -> np.ndarray:
+    """The clipped cosine of `nodes` to the question (float32 sums, as the compiled loop's,
+    though not in its order); 0 for a node without a vector (row -1)."""
+    row, mat, q = vectors
+    rows = row[np.asarray(nodes, dtype=np.int64)]
+    out = np.zeros(rows.shape[0])
+    ok = rows >= 0
+    if ok.any():
+        out[ok] = mat[rows[ok]] @ q
+    return np.maximum(out, 0.0)
+
+
+def _checked_vectors(vectors: NodeVectors, n: int) -> NodeVectors:
+    row, mat, q = vectors
+    row = np.asarray(row, dtype=np.int64)
+    if row.shape != (n,):
+        raise ValueError("vectors: one row index per node")
+    if mat.dtype != np.float32 or not mat.flags.c_contiguous:  # the loaded index's own layout: no copy
+        mat = np.ascontiguousarray(mat, dtype=np.float32)
+    q = np.ascontiguousarray(q, dtype=np.float32).ravel()
+    if mat.ndim != 2 or mat.shape[1] != q.shape[0]:
+        raise ValueError("vectors: the matrix's width must be the question vector's")
+    return row, mat, q
+
+
+def _resolved(sim: np.ndarray, vectors: NodeVectors, nodes: np.ndarray) -> np.ndarray:
+    """A copy of `sim` with the NaN entries among `nodes` computed from `vectors`."""
+    nodes = nodes[np.isnan(sim[nodes])] if nodes.size else nodes
+    if not nodes.size:
+        return sim
+    out = sim.copy()
+    out[nodes] = node_cosines(vectors, nodes)
+    return out
 
 
 def path_to(result: DiffusionResult, node: int) -> list[int]:

@@ -93,21 +93,43 @@ if numba is not None:
         return top
 
     @numba.njit(cache=True, nogil=True)
-    def _load_sim(node, sim):
-        """Copy the query's similarities beside the best scores; False if one is not finite."""
+    def _load_sim(node, sim, lazy):
+        """Copy the query's similarities beside the best scores; False if one is not finite
+        (NaN is allowed with `lazy`: that node's similarity is computed when first read)."""
         ok = True
         for i in range(sim.shape[0]):
             x = sim[i]
             node[i, 0] = x
-            if not np.isfinite(x):
+            if not np.isfinite(x) and not (lazy and x != x):
                 ok = False
         return ok
 
+    @numba.njit(cache=True, nogil=True, fastmath=True)
+    def _dot(vec_mat, r, qv):
+        # fastmath lets LLVM vectorise the sum (it reorders the additions, as BLAS does)
+        acc = np.float32(0.0)
+        for j in range(qv.shape[0]):
+            acc += vec_mat[r, j] * qv[j]
+        return acc
+
+    @numba.njit(cache=True, nogil=True, inline="always")
+    def _sim(node, v, vec_row, vec_mat, qv):
+        """node v's similarity: as loaded, or (NaN) its cosine to the question from its
+        vector, clipped at 0 and kept; 0 for a node without a vector."""
+        x = node[v, 0]
+        if x != x:
+            x = 0.0
+            r = vec_row[v]
+            if r >= 0:
+                x = max(np.float64(_dot(vec_mat, r, qv)), 0.0)
+            node[v, 0] = x
+        return x
+
     @numba.njit(cache=True)
-    def _push_seeds(h, hs, hn, hc, hp, hw, node, seed_idx, seed_w):
+    def _push_seeds(h, hs, hn, hc, hp, hw, node, seed_idx, seed_w, vec_row, vec_mat, qv):
         for i in range(seed_idx.shape[0]):  # seeds bypass the score floor and the frontier cap
             s = seed_idx[i]
-            sc = node[s, 0] * seed_w[i]
+            sc = _sim(node, s, vec_row, vec_mat, qv) * seed_w[i]
             if sc > node[s, 1]:
                 node[s, 1] = sc
                 _push(h, hs, hn, hc, hp, hw, sc, s, 0.0, -1, seed_w[i])
@@ -115,7 +137,7 @@ if numba is not None:
     @numba.njit(cache=True, nogil=True)  # readers' queries run in parallel threads
     def _run_slice(indptr, indices, ecost, ntype, node, quotas, counts, h, hs, hn, hc, hp, hw,
                    out_score, out_cost, out_parent, visited, nvis, collected, ncol, open_q, max_exp, limit,
-                   max_frontier, min_score, steps):
+                   max_frontier, min_score, steps, vec_row, vec_mat, qv):
         """Up to `steps` expansions; returns a status code. State lives in the arrays."""
         done = 0
         while h[0] > 0:
@@ -154,7 +176,7 @@ if numba is not None:
                 if bv == np.inf:
                     continue  # finalised (its parent, for one): no need to read its similarity
                 c = cu + ecost[e]
-                sc = node[v, 0] * w / (1.0 + c)
+                sc = _sim(node, v, vec_row, vec_mat, qv) * w / (1.0 + c)
                 if sc >= min_score and sc > bv:
                     if h[0] >= max_frontier:
                         break
@@ -175,16 +197,18 @@ def warm_up() -> None:
 
 def run(ga, sim: np.ndarray, seed_idx: np.ndarray, seed_w: np.ndarray, quotas: dict[int, int], *,
         max_expansions: int, per_node_neighbor_limit: int, max_frontier_size: int, min_enqueue_score: float,
-        time_budget_s: float, clock) -> dict:
+        time_budget_s: float, clock, vectors=None) -> dict:
     """The loop of `diffusion.diffuse` (seeds pushed, then best-first); returns its state:
     visited nodes with their score, cost and parent in visit order, and `collected` as
-    positions in that order."""
+    positions in that order. With `vectors` (row per node, matrix, question), a NaN in `sim`
+    is that node's clipped cosine, computed the first time the loop reads it."""
     n = ga.n_nodes
     max_expansions, limit, frontier = max(0, max_expansions), max(0, per_node_neighbor_limit), max(0, max_frontier_size)
     node, hs, hn, hc, hp, hw = _workspace(n, frontier + seed_idx.size + limit + 1)
     seed_w = seed_w.astype(np.float64)
+    vec_row, vec_mat, qv = vectors if vectors is not None else _NO_VECTORS
     # +inf marks a finalised node: a non-finite input would corrupt the next query's state
-    if not _load_sim(node, sim) or not np.isfinite(seed_w).all():
+    if not _load_sim(node, sim, vectors is not None) or not np.isfinite(seed_w).all():
         raise ValueError("similarities and seed weights must be finite")
     m = min(n, max_expansions) + 1
     visited, out_parent = np.empty(m, np.int64), np.empty(m, np.int64)
@@ -195,13 +219,13 @@ def run(ga, sim: np.ndarray, seed_idx: np.ndarray, seed_w: np.ndarray, quotas: d
         q[t] = k
     open_q = np.array([sum(1 for k in quotas.values() if k > 0)], np.int64)
     try:
-        _push_seeds(h, hs, hn, hc, hp, hw, node, seed_idx.astype(np.int64), seed_w)
+        _push_seeds(h, hs, hn, hc, hp, hw, node, seed_idx.astype(np.int64), seed_w, vec_row, vec_mat, qv)
         status = QUOTAS_FULL if open_q[0] == 0 else PAUSED
         start = clock()
         while status == PAUSED and clock() - start <= time_budget_s:
             status = _run_slice(ga.indptr, ga.indices, ga.cost, ga.node_type, node, q, counts, h, hs, hn, hc, hp, hw,
                                 out_score, out_cost, out_parent, visited, nvis, collected, ncol, open_q,
-                                max_expansions, limit, frontier, min_enqueue_score, SLICE)
+                                max_expansions, limit, frontier, min_enqueue_score, SLICE, vec_row, vec_mat, qv)
     finally:
         # every node touched was finalised (visited) or still sits in the heap: reset just
         # those, so the buffer is clean for the thread's next query whatever happened here
@@ -216,6 +240,8 @@ def run(ga, sim: np.ndarray, seed_idx: np.ndarray, seed_w: np.ndarray, quotas: d
 
 
 _LOCAL = threading.local()
+# no vectors: every similarity is given (one compiled signature either way)
+_NO_VECTORS = (np.zeros(0, np.int64), np.zeros((0, 1), np.float32), np.zeros(1, np.float32))
 
 
 def _workspace(n: int, cap: int) -> tuple:

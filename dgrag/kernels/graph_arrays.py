@@ -123,3 +123,15 @@ def to_scipy(ga: GraphArrays) -> csr_matrix:
     m = csr_matrix((ga.weight.astype(np.float64), ga.indices, ga.indptr), shape=(n, n), copy=True)
     m.sort_indices()
     return m
+
+
+def row_entries(indptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The entries of several CSR rows at once, in row order: (position in `rows` of each
+    entry's row, the entry's index into indices/data). No Python loop over the rows."""
+    rows = np.asarray(rows, dtype=np.int64)
+    start = indptr[rows]
+    counts = indptr[rows + 1] - start
+    total = int(counts.sum())
+    owner = np.repeat(np.arange(rows.size), counts)
+    entry = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts) + np.repeat(start, counts)
+    return owner, entry

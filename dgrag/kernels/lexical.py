@@ -18,6 +18,8 @@ from typing import Sequence
 import numpy as np
 from scipy import sparse
 
+from .graph_arrays import row_entries
+
 _TOKEN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+|@?[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 # words that carry no topic in a docs question; IDF would discount them anyway, but leaving
@@ -106,12 +108,25 @@ class TitleIndex:
     specificity: np.ndarray     # sum of the title terms' IDF over `scale`, at most 1
     doc_terms: sparse.csr_matrix  # (n_docs, n_terms): the terms each doc holds
 
+    by_term: sparse.csc_matrix = None  # `titles` by column: the titles holding each term
+
+    def __post_init__(self):
+        if self.by_term is None:
+            object.__setattr__(self, "by_term", self.titles.tocsc())
+
+    def mentioned_by(self, doc: int) -> np.ndarray:
+        """The documents (ascending) whose every title term document `doc` holds. It reads
+        only the titles sharing a term with `doc`, not every title in the corpus."""
+        lo, hi = self.doc_terms.indptr[doc], self.doc_terms.indptr[doc + 1]
+        _, entry = row_entries(self.by_term.indptr, self.doc_terms.indices[lo:hi])
+        held = np.bincount(self.by_term.indices[entry], minlength=self.size.shape[0])
+        return np.flatnonzero((held >= self.size) & (self.size > 0))  # a title's terms are distinct
+
     def mentioned_in(self, doc: int) -> np.ndarray:
         """Per document, whether document `doc` holds every term of its title."""
-        lo, hi = self.doc_terms.indptr[doc], self.doc_terms.indptr[doc + 1]
-        present = np.zeros(self.titles.shape[1])
-        present[self.doc_terms.indices[lo:hi]] = 1.0
-        return (self.size > 0) & (np.asarray(self.titles @ present).ravel() >= self.size)
+        out = np.zeros(self.size.shape[0], dtype=bool)
+        out[self.mentioned_by(doc)] = True
+        return out
 
 
 def term_presence(index: LexicalIndex) -> sparse.csr_matrix:

@@ -91,13 +91,17 @@ class LoadedIndex:
             rows = self._of_type[code] = np.flatnonzero(self.node_type == code)
         return rows
 
-    def cosine(self, qv: np.ndarray, nodes) -> np.ndarray:
-        """Cosine of a few nodes to the query (0 for a node without a vector)."""
+    def vec_row(self) -> np.ndarray:
+        """Per graph index, its row of vec_mat (-1 for a node without a vector)."""
         if self._vec_row is None:
             inv = np.full(self.n_nodes, -1, dtype=np.int64)
             inv[self.vec_idx] = np.arange(self.vec_idx.shape[0])
             self._vec_row = inv
-        rows = self._vec_row[np.asarray(nodes, dtype=np.int64)]
+        return self._vec_row
+
+    def cosine(self, qv: np.ndarray, nodes) -> np.ndarray:
+        """Cosine of a few nodes to the query (0 for a node without a vector)."""
+        rows = self.vec_row()[np.asarray(nodes, dtype=np.int64)]
         out = np.zeros(rows.shape[0])
         ok = rows >= 0
         out[ok] = self.vec_mat[rows[ok]] @ qv
@@ -170,6 +174,50 @@ class LoadedIndex:
 
 GRAPH_KEYS = ("rowids", "node_type", "indptr", "indices", "cost", "weight", "etype", "facts",
               "entity_names", "entity_idx")
+
+
+class QueryCosines:
+    """One question's cosine to the nodes, computed for the nodes asked about and kept.
+
+    It indexes like the array of every node's clipped cosine that it replaces: at 500k nodes
+    a question reads a few thousand of them, and that matmul cost more than the rest of
+    stage 3 (docs/benchmarks.md, "Stage 3 at scale"). Stage 1's routes fill whole types
+    (`of_type`), and stage 3 reuses them."""
+
+    def __init__(self, li: LoadedIndex, qv: np.ndarray):
+        self.li, self.qv = li, np.ascontiguousarray(qv, dtype=np.float32).ravel()
+        self._raw = np.full(li.n_nodes, np.nan)  # NaN: not computed yet
+        self._types: set[str] = set()
+
+    def __getitem__(self, nodes) -> np.ndarray:
+        """The clipped cosine of `nodes` (graph indices), 0 for a node without a vector."""
+        nodes = np.asarray(nodes, dtype=np.int64)
+        raw = self._raw[nodes]
+        missing = np.isnan(raw)
+        if np.any(missing):
+            todo = np.unique(nodes[missing])
+            self._raw[todo] = self.li.cosine(self.qv, todo)
+            raw = self._raw[nodes]
+        return np.maximum(raw, 0.0)
+
+    def of_type(self, kind: str) -> tuple[np.ndarray, np.ndarray]:
+        """(graph indices, cosines, not clipped) of every node of `kind` with a vector, in
+        vec_mat's order: one matmul over that type's rows, the first time it is asked."""
+        rows = self.li.type_rows(kind)
+        if kind not in self._types:
+            a, b = self.li.type_slices.get(kind, (0, 0))
+            if b > a:
+                self._raw[rows] = self.li.vec_mat[a:b] @ self.qv
+            self._types.add(kind)
+        return rows, self._raw[rows]
+
+    def lazy(self) -> np.ndarray:
+        """Every node's clipped cosine where it is known, NaN where not: the diffusion's
+        `node_sim` with `vectors()` (it computes the rest for the nodes it reaches)."""
+        return np.maximum(self._raw, 0.0)  # NaN stays NaN
+
+    def vectors(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self.li.vec_row(), self.li.vec_mat, self.qv
 
 
 def load_index(path: Path | str, settings: Settings | None = None) -> LoadedIndex:

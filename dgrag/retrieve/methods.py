@@ -10,21 +10,22 @@ import numpy as np
 from ..config import RetrievalConfig
 from ..core import Route, Stage3Result, language_of
 from ..kernels.diffusion import diffuse, path_to
-from ..kernels.graph_arrays import EDGE_TYPE_CODES, NODE_TYPE_CODES
+from ..kernels.graph_arrays import EDGE_TYPE_CODES, NODE_TYPE_CODES, row_entries
 from ..kernels.ppr import ppr_igraph, ppr_scipy
 from ..kernels.ppr_push import ppr_push
 from .explain import PICTURE_NODES, picture_trace, seed_reasons
 from . import ranking
-from .loaded import LoadedIndex
+from .loaded import LoadedIndex, QueryCosines
 from .stages import on_cosine_scale
 
 COLLECT = ("chunk", "code", "table", "image")
 
 
-def node_similarity(li: LoadedIndex, qv: np.ndarray, chunks: Route, dense: np.ndarray | None = None) -> np.ndarray:
-    """sim(node, q) for every node: cosine (`dense`, if computed already), with the reranked
-    chunks on the cosine scale."""
-    sim = np.clip(li.similarity(qv), 0.0, None) if dense is None else dense.copy()
+def node_similarity(cos: QueryCosines, chunks: Route) -> np.ndarray:
+    """sim(node, q) for every node as the diffusion reads it: the clipped cosine where known
+    (NaN where not: the diffusion computes those it reaches), with the reranked chunks on
+    the cosine scale."""
+    sim = cos.lazy()
     if chunks.positions.size:
         sim[chunks.positions] = on_cosine_scale(chunks)
     return sim
@@ -48,14 +49,15 @@ def fact_evidence(li: LoadedIndex, facts: Route, exact: list[int]) -> np.ndarray
 
 
 def _spread_from_entities(li: LoadedIndex, ev: np.ndarray, ents: np.ndarray, weights: np.ndarray) -> None:
-    ga, passage = li.ga, EDGE_TYPE_CODES["passage"]
-    for e, w in zip(ents.tolist(), weights.tolist()):
-        if e < 0:
-            continue
-        lo, hi = ga.indptr[e], ga.indptr[e + 1]
-        nbr = ga.indices[lo:hi][ga.etype[lo:hi] == passage]
-        if nbr.size:
-            ev[nbr] += w / nbr.size
+    """Each entity's weight shared by the passages it has an edge to (all entities at once)."""
+    ga = li.ga
+    keep = ents >= 0
+    ents, weights = ents[keep].astype(np.int64), np.asarray(weights, dtype=np.float64)[keep]
+    owner, entry = row_entries(ga.indptr, ents)
+    on = ga.etype[entry] == EDGE_TYPE_CODES["passage"]
+    owner, nbr = owner[on], ga.indices[entry[on]]
+    per = np.bincount(owner, minlength=ents.size)  # passages per entity
+    np.add.at(ev, nbr, weights[owner] / per[owner])
 
 
 def seeds_for(li: LoadedIndex, cfg: RetrievalConfig, facts: Route, files: Route, exact: list[int]) -> dict[int, float]:
@@ -70,10 +72,11 @@ def seeds_for(li: LoadedIndex, cfg: RetrievalConfig, facts: Route, files: Route,
 
 
 def run_diffusion(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact: list[int],
-                  query: str = "") -> Stage3Result:
+                  query: str = "", cos: QueryCosines | None = None) -> Stage3Result:
+    """`cos`: the question's cosines as stage 1 left them (computed here as needed if None)."""
     facts, files, chunks = routes["fact"], routes["file"], routes["chunk"]
-    dense = np.clip(li.similarity(qv), 0.0, None)  # one matmul, shared with the fusion's PPR
-    sim = node_similarity(li, qv, chunks, dense)
+    dense = QueryCosines(li, qv) if cos is None else cos  # shared with the walk and the ranking
+    sim = node_similarity(dense, chunks)
     seeds = seeds_for(li, cfg, facts, files, exact)
     mandatory = list(dict.fromkeys(li.fact_chunk[facts.positions[:cfg.fact_seed_k]].tolist() + chunks.positions.tolist()))
     mandatory = [m for m in mandatory if m >= 0]
@@ -96,7 +99,7 @@ def run_diffusion(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact:
                   per_node_neighbor_limit=cfg.spread_per_node_neighbor_limit,
                   max_frontier_size=cfg.spread_max_frontier_size, min_enqueue_score=cfg.spread_min_enqueue_score,
                   time_budget_s=cfg.spread_time_budget_s, evidence_weight=ev_weight, evidence=ev,
-                  engine=cfg.spread_engine)
+                  engine=cfg.spread_engine, vectors=dense.vectors())
     ranked = _by_type(li, res.nodes, res.scores)
     extra = {}
     if weighted:
@@ -113,8 +116,18 @@ def run_diffusion(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact:
                      edges=[(int(res.parent[v]), int(v)) for v in res.visited[:PICTURE_NODES].tolist()
                             if res.parent.get(v, -1) >= 0])
         reasons = seed_reasons(li, facts, files, chunks, exact, cfg.fact_seed_k, cfg.file_seed_k)
-        trace.update(picture_trace(li, res, sim, paths, reasons))
+        drawn = np.array(res.visited[:PICTURE_NODES].tolist() + [n for p in paths.values() for n in p], np.int64)
+        trace.update(picture_trace(li, res, _known(sim, dense, drawn), paths, reasons))
     return Stage3Result(ranked, paths, trace)
+
+
+def _known(sim: np.ndarray, cos: QueryCosines, nodes: np.ndarray) -> np.ndarray:
+    """`sim` with the similarities of `nodes` filled in where the diffusion left them NaN."""
+    todo = nodes[np.isnan(sim[nodes])]
+    if todo.size:
+        sim = sim.copy()
+        sim[todo] = cos[todo]
+    return sim
 
 
 def _weighted_chunks(li, cfg: RetrievalConfig, query: str, chunks: Route, walked, graph, ev, dense):
@@ -175,9 +188,9 @@ def fuse_ranks(chunks: list[tuple[int, float]], graph: list[tuple[int, float]], 
 
 
 def run_ppr(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact: list[int],
-            dense: np.ndarray | None = None, fallback: bool = True) -> Stage3Result:
+            dense: QueryCosines | None = None, fallback: bool = True) -> Stage3Result:
     """HippoRAG 2: entity seeds from the top facts, passages at weight 0.05 of their dense score.
-    `dense` is the clipped cosine of every node, when the caller has it already; `fallback`
+    `dense` is the question's cosines, when the caller has them already; `fallback`
     (the method `ppr`, not the diffusion's graph feature) gives dense's passages when the
     seeds are of no use."""
     facts = routes["fact"]
@@ -194,10 +207,10 @@ def run_ppr(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact: list[
         reset[e] = max(reset[e], 1.0 / max(1, _passage_degree(li, e)))
     entity_seeded = bool(reset.any())
     if dense is None:
-        dense = np.clip(li.similarity(qv), 0.0, None)
-    rows = li.type_rows("chunk")
+        dense = QueryCosines(li, qv)
+    rows, d = dense.of_type("chunk")
     if rows.size:
-        d = dense[rows]
+        d = np.maximum(d, 0.0)
         d = (d - d.min()) / (d.max() - d.min()) if d.max() > d.min() else np.ones_like(d)
         k = cfg.ppr_passage_top_k
         if 0 < k < rows.size:

@@ -40,7 +40,7 @@ import numpy as np
 
 from ..config import RetrievalConfig
 from ..core import Route
-from ..kernels.graph_arrays import EDGE_TYPE_CODES, NODE_TYPE_CODES
+from ..kernels.graph_arrays import EDGE_TYPE_CODES, NODE_TYPE_CODES, row_entries
 from .loaded import LoadedIndex
 
 # the base of a candidate stage 2 did not keep: below its last one, so that with the other
@@ -132,13 +132,13 @@ def bridge_scores(li: LoadedIndex, chunks: Route, top: int) -> tuple[np.ndarray,
         at = np.flatnonzero(rows == p)
         if at.size == 0 or s <= 0:
             continue
-        elsewhere = doc_page != page[p]
         for titles in li.titles():
-            hit = titles.mentioned_in(int(at[0])) & elsewhere
+            hit = titles.mentioned_by(int(at[0]))
+            hit = hit[doc_page[hit] != page[p]]
             # a passage's credit is shared by the titles it names, as PPR shares an entity's
             # by its passages: a reference page naming 40 sections lends each little
-            share = max(1, int(hit.sum())) ** BRIDGE_SHARE
-            out = np.maximum(out, np.where(hit, s * titles.specificity / share, 0.0))
+            share = max(1, hit.size) ** BRIDGE_SHARE
+            out[hit] = np.maximum(out[hit], s * titles.specificity[hit] / share)
     return rows, out
 
 
@@ -200,12 +200,7 @@ def _best_with_children(li: LoadedIndex, cands: np.ndarray, dense: np.ndarray) -
     """Per candidate, the best cosine of itself and its code / table / image children."""
     ga = li.ga
     out = dense[cands].astype(np.float64)
-    lo, hi = ga.indptr[cands], ga.indptr[cands + 1]
-    counts = hi - lo
-    if not counts.sum():
-        return out
-    owner = np.repeat(np.arange(cands.size), counts)
-    entry = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts) + np.repeat(lo, counts)
+    owner, entry = row_entries(ga.indptr, cands)
     nbr = ga.indices[entry]
     media = np.zeros(max(NODE_TYPE_CODES.values()) + 1, dtype=bool)
     media[[NODE_TYPE_CODES[k] for k in ("code", "table", "image")]] = True

@@ -16,7 +16,7 @@ from ..errors import DeadlineExceeded, DgragError, EmbeddingMismatch, QueryRejec
 from ..store import Store
 from .context import build_references, merge_context
 from .explain import rowid_trace
-from .loaded import IndexHandle, LoadedIndex
+from .loaded import IndexHandle, LoadedIndex, QueryCosines
 from .methods import COLLECT, earn_their_slot, run_dense, run_diffusion, run_ppr
 from .stages import match_entities, recall_facts, recall_nodes, recall_nodes_sqlite_vec, rerank
 
@@ -114,7 +114,8 @@ class Retriever:
         qv = embedder.embed_queries([query])[0].astype(np.float32)
         timing["stage1_query_embedding"] = time.perf_counter() - t0
         t = time.perf_counter()
-        routes = self._recall(li, qv, cfg)
+        cos = QueryCosines(li, qv)  # stage 1's cosines, read again by stage 3
+        routes = self._recall(li, qv, cfg, cos)
         exact = match_entities(li, query)
         timing["stage1_recall"] = time.perf_counter() - t
         t = time.perf_counter()
@@ -124,7 +125,7 @@ class Retriever:
         t = time.perf_counter()
         # the diffusion's own budget never outlasts the request's
         cfg.spread_time_budget_s = min(cfg.spread_time_budget_s, _in_time(deadline, "rerank"))
-        stage3 = self._stage3(li, cfg, qv, routes, exact, query)
+        stage3 = self._stage3(li, cfg, qv, routes, exact, query, cos)
         timing["stage3_spread"] = time.perf_counter() - t
         t = time.perf_counter()
         _in_time(deadline, "stage 3")
@@ -140,13 +141,13 @@ class Retriever:
                                self._trace(li, routes, exact, stage3) if cfg.verbose else None)
 
     # ---- stages ------------------------------------------------------------------------
-    def _recall(self, li: LoadedIndex, qv: np.ndarray, cfg: RetrievalConfig) -> dict[str, Route]:
+    def _recall(self, li: LoadedIndex, qv: np.ndarray, cfg: RetrievalConfig, cos: QueryCosines) -> dict[str, Route]:
         if cfg.vector_search == "sqlite-vec":
             def nodes(kind, k):
                 return recall_nodes_sqlite_vec(self._store(), li, qv, kind, k)
         else:
             def nodes(kind, k):
-                return recall_nodes(li, qv, kind, k)
+                return recall_nodes(li, qv, kind, k, cos)
         routes = {"fact": recall_facts(li, qv, cfg.fact_candidate_k, cfg.fact_ann_breadth),
                   "file": nodes("file", cfg.file_candidate_k), "chunk": nodes("chunk", cfg.chunk_candidate_k)}
         if cfg.method == "dense":  # no graph to reach code / tables / images: recall them directly
@@ -170,12 +171,12 @@ class Retriever:
             out[kind] = rerank(route, query, texts, self.reranker, top_k.get(kind, route.size))
         return out
 
-    def _stage3(self, li, cfg, qv, routes, exact, query: str) -> Stage3Result:
+    def _stage3(self, li, cfg, qv, routes, exact, query: str, cos: QueryCosines) -> Stage3Result:
         if cfg.method == "dense":
             return run_dense(li, cfg, routes)
         if cfg.method == "ppr":
-            return run_ppr(li, cfg, qv, routes, exact)
-        return run_diffusion(li, cfg, qv, routes, exact, query)
+            return run_ppr(li, cfg, qv, routes, exact, cos)
+        return run_diffusion(li, cfg, qv, routes, exact, query, cos)
 
     def _final(self, li, query: str, stage3: Stage3Result, cfg: RetrievalConfig,
                qv: np.ndarray) -> dict[str, list[tuple[int, float]]]:

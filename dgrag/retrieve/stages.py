@@ -8,16 +8,18 @@ from ..core import Route
 from ..enrich.heuristic_openie import normalize_entity
 from ..kernels.knn import topk
 from . import fact_ann
-from .loaded import LoadedIndex
+from .loaded import LoadedIndex, QueryCosines
 
 _TERM = re.compile(r"@?[A-Za-z_][\w.\-]*(?:\(\))?|[\u3400-\u9fff\uf900-\ufaff]+")
 
 
-def recall_nodes(li: LoadedIndex, qv: np.ndarray, kind: str, k: int) -> Route:
+def recall_nodes(li: LoadedIndex, qv: np.ndarray, kind: str, k: int, cos: QueryCosines | None = None) -> Route:
+    """The k nodes of `kind` nearest the question; `cos` keeps the type's cosines for stage 3."""
     a, b = li.type_slices.get(kind, (0, 0))
     if b <= a or k <= 0:
         return Route(kind, np.zeros(0, np.int64), np.zeros(0, np.float32))
-    pos, vals = topk(li.vec_mat[a:b] @ qv, k)
+    sims = li.vec_mat[a:b] @ qv if cos is None else cos.of_type(kind)[1].astype(np.float32)
+    pos, vals = topk(sims, k)
     return Route(kind, li.vec_idx[a:b][pos], vals)
 
 
