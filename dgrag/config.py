@@ -50,6 +50,10 @@ class RetrievalConfig:
     spread_max_frontier_size: int = 20000  # queued nodes at most
     spread_min_enqueue_score: float = 0.01  # a node scoring below this is not queued
     spread_engine: str = "jit"  # jit (numba-compiled loop) | python (the reference kernel)
+    # from this many node vectors, a question's cosines are computed only for the nodes the
+    # diffusion reaches (it reads ~14k of 224k at 500k nodes); below it, one matmul over all
+    # of them is cheaper, since the diffusion then reads nearly every one
+    spread_lazy_cosine_min_vectors: int = 100_000
     ## Stage 3: the graph's evidence and trust
     # evidence: how much graph support (facts / entities pointing at a passage) lifts it,
     # times the graph's trust

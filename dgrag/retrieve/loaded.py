@@ -211,6 +211,12 @@ class QueryCosines:
             self._types.add(kind)
         return rows, self._raw[rows]
 
+    def compute_all(self) -> None:
+        """Every node's cosine in one matmul (0 for a node without a vector)."""
+        if len(self._types) < len(self.li.type_slices):
+            self._raw = self.li.similarity(self.qv)
+            self._types.update(self.li.type_slices)
+
     def lazy(self) -> np.ndarray:
         """Every node's clipped cosine where it is known, NaN where not: the diffusion's
         `node_sim` with `vectors()` (it computes the rest for the nodes it reaches)."""

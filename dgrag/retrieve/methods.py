@@ -76,6 +76,8 @@ def run_diffusion(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact:
     """`cos`: the question's cosines as stage 1 left them (computed here as needed if None)."""
     facts, files, chunks = routes["fact"], routes["file"], routes["chunk"]
     dense = QueryCosines(li, qv) if cos is None else cos  # shared with the walk and the ranking
+    if li.vec_mat.shape[0] < cfg.spread_lazy_cosine_min_vectors:
+        dense.compute_all()
     sim = node_similarity(dense, chunks)
     seeds = seeds_for(li, cfg, facts, files, exact)
     mandatory = list(dict.fromkeys(li.fact_chunk[facts.positions[:cfg.fact_seed_k]].tolist() + chunks.positions.tolist()))
