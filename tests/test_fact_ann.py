@@ -290,6 +290,23 @@ def test_a_snapshot_copy_starts_with_the_index(tmp_path):
 
 
 @ann_lib
+def test_stats_show_the_stored_index(tmp_path, capsys):
+    from dgrag.cli import main
+    from dgrag.retrieve.loaded import ensure_fact_ann
+
+    path = tmp_path / "facts.db"
+    _file_with_facts(path, np.random.default_rng(12), 300)
+    with Store(path, readonly=True) as st:
+        assert st.stats()["ann"] == {}
+    ensure_fact_ann(path, DUE)
+    with Store(path, readonly=True) as st:
+        a = st.stats()["ann"]["fact"]
+    assert a["vectors"] == 300 and a["bytes"] > 0 and a["library"]
+    assert main(["stats", "--db", str(path)]) == 0
+    assert f"approximate index: fact, {a['library']} over 300 vectors" in capsys.readouterr().out
+
+
+@ann_lib
 def test_bench_scale_reports_exact_and_approximate_side_by_side(tmp_path, capsys):
     from bench.scale import main
 

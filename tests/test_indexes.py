@@ -56,7 +56,7 @@ def test_health_lists_both(live):
     app, indexes = live
     health = httpx2.get(app.url + "/health").json()
     assert health["default_index"] == "en" and [i["name"] for i in health["indexes"]] == ["en", "zh"]
-    assert all(i["loaded"] and i["nodes"] > 0 for i in health["indexes"])
+    assert all(i["loaded"] and i["nodes"] > 0 and i["fact_search"] == "exact" for i in health["indexes"])
     assert health["indexes"][0]["nodes"] != health["indexes"][1]["nodes"]
     assert health["index_path"].endswith("en.db")  # the top-level fields stay the default index's
 

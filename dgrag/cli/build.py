@@ -68,6 +68,8 @@ def cmd_stats(args) -> int:
     print(f"docs: {ix['docs_root'] or '-'}" + (f"  (source URLs {ix['url_template']})" if ix["url_template"] else ""))
     for section in ("nodes", "edges", "vectors", "semantic"):
         print(f"{section}: " + ", ".join(f"{k} {v}" for k, v in stats[section].items()))
+    for kind, a in stats["ann"].items():  # past fact_ann_min_vectors, the route's stored index
+        print(f"approximate index: {kind}, {a['library']} over {a['vectors']} vectors, {a['bytes'] / 1e6:.1f} MB")
     return 0
 
 

@@ -141,7 +141,9 @@ class Retriever:
                                self._trace(li, routes, exact, stage3) if cfg.verbose else None)
 
     # ---- stages ------------------------------------------------------------------------
-    def _recall(self, li: LoadedIndex, qv: np.ndarray, cfg: RetrievalConfig, cos: QueryCosines) -> dict[str, Route]:
+    def _recall(self, li: LoadedIndex, qv: np.ndarray, cfg: RetrievalConfig,
+                cos: QueryCosines | None = None) -> dict[str, Route]:
+        """Stage 1's routes; `cos` keeps the file and chunk cosines they compute, for stage 3."""
         if cfg.vector_search == "sqlite-vec":
             def nodes(kind, k):
                 return recall_nodes_sqlite_vec(self._store(), li, qv, kind, k)

@@ -178,7 +178,18 @@ class Store:
     def stats(self) -> dict:
         size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
         return {"index": self.describe(), "nodes": nodes.counts(self.con), "edges": edges.counts(self.con),
-                "vectors": vectors.counts(self.con), "semantic": semantic.counts(self.con), "size_bytes": size}
+                "vectors": vectors.counts(self.con), "semantic": semantic.counts(self.con),
+                "ann": self.ann_stats(), "size_bytes": size}
+
+    def ann_stats(self) -> dict[str, dict]:
+        """The stored approximate indexes, by kind: what they index and what they take."""
+        out = {}
+        for kind in ("fact",):
+            h = ann.header(self.con, kind)
+            if h is not None:
+                out[kind] = {"library": h.library, "vectors": h.count, "bytes": h.bytes, "model": h.model,
+                             "built_s": round(h.built_s, 1), "updated_at": h.updated_at}
+        return out
 
     def integrity_check(self) -> str:
         return self.con.execute("PRAGMA integrity_check").fetchone()[0]

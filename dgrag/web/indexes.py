@@ -118,6 +118,8 @@ class Indexes:
             path = Path(svc.settings.db_path)
             row = {"name": name, "default": name == self.default, "path": str(path), "exists": path.exists(),
                    "loaded": loaded is not None, "nodes": int(loaded.n_nodes) if loaded is not None else None,
+                   # exact, or the approximate index past fact_ann_min_vectors (and why not, if not)
+                   "fact_search": loaded.fact_search.how if loaded is not None else None,
                    "job": None if svc.job is None else {"name": svc.job.name, "done": svc.job.done,
                                                          "error": svc.job.error or None}}
             if row["exists"]:
