@@ -105,7 +105,8 @@ def test_cli_query_json_no_llm(fixture_index, capsys):
 def test_cli_stats_json_shape(fixture_index, capsys):
     assert main(["stats", "--db", str(fixture_index[0].db_path), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"index", "nodes", "edges", "vectors", "semantic", "size_bytes"}
+    assert set(out) == {"index", "nodes", "edges", "vectors", "semantic", "ann", "size_bytes"}
+    assert out["ann"] == {}  # no approximate index below fact_ann_min_vectors
     assert out["nodes"]["file"] == 11 and out["vectors"]["chunk"] == out["nodes"]["chunk"]
     assert out["semantic"] == {"facts": 0}  # the fixture index is structural only
 
