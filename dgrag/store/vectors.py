@@ -5,10 +5,10 @@ Vectors are float32 as built. `compact(int8=True)` (`dgrag snapshot`, the defaul
 table as int8 (`embedding int8[dim]`) centred on its mean (`CENTRES`, below): a quarter of
 float32's bytes. A compact file from before schema 8 has int8 tables scaled per row (each
 vector's largest component ±127, read back divided by its norm; vec0's cosine KNN works on them
-as they are); paired against float32 that scaling moved single questions (MuSiQue dev R@5 -1.4,
-ArkUI-X section R@5 -0.6), the centred one none (docs/benchmarks.md, "Index cost"). Each table is
-read and written in its own element type (`storage`, `centre_of`), so every kind of file opens
-alike.
+as they are); paired against float32 that scaling lost 1.4-1.5 points of MuSiQue dev R@5 and 0.6
+of ArkUI-X test section R@5, the centred one at most one question (0.5 points) of any split and
+metric (docs/benchmarks.md, "Index cost"). Each table is read and written in its own element type
+(`storage`, `centre_of`), so every kind of file opens alike.
 """
 from __future__ import annotations
 
@@ -35,10 +35,10 @@ ALIASES = "fact_vector_alias"
 # mean of a table's vectors has norm 0.86-0.91), so each is stored as its difference from the
 # table's mean, in steps of one size for the table: code = round((v - mean) / step), read back as
 # code * step + mean, made unit length. The mean and step are in `vector_centre`. Paired against
-# float32 this moved no ArkUI-X or MuSiQue question where the per-row scaling (the int8 of before,
-# still read) moved some (docs/benchmarks.md, "Index cost"). vec0 searches such a table by L2
-# among the codes (the distance to the vector read back, up to the step), and `knn` scores its
-# hits as cosine with the vectors read back.
+# float32 it moved at most one question of a split at R@1 / R@5 / section R@5, where the per-row
+# scaling (the int8 of before, still read) lost 1.4 points (docs/benchmarks.md). vec0 searches
+# such a table by L2 among the codes (the distance to the vector read back, up to the step), and
+# `knn` scores its hits as cosine with the vectors read back.
 CENTRES = "vector_centre"
 CENTRE_PERCENTILE = 99.99
 

@@ -7,7 +7,7 @@
 -- (images no chunk contains) goes through edges_dst instead. `enrich_log_status` served reads
 -- of a whole step's rows, a scan either way. `facts_embedded` indexed every fact by a flag that
 -- only the pending ones (embedded = 0) are looked up by: a partial index holds those alone.
--- Together 4.1 MB of the whole ArkUI-X index.
+-- Together 3.8 MB of the whole ArkUI-X index.
 DROP INDEX IF EXISTS facts_chunk;
 DROP INDEX IF EXISTS edges_type;
 DROP INDEX IF EXISTS enrich_log_status;
