@@ -224,3 +224,35 @@ def test_the_graph_snapshot_packs_entity_names_and_repacks_an_old_one(tmp_path):
     with Store(path, readonly=True) as st:
         assert len(st.meta.read_graph_cache(version)) == len(packed)
     assert load_index(path).entity_by_name == first.entity_by_name
+
+
+def test_a_per_row_int8_file_from_before_reads_and_compacts_centred(tmp_path):
+    """A compact file of schema 6: int8 tables scaled per row, no centres. It reads and searches
+    as before after the upgrade, and a new compact copy of it is centred."""
+    rng = np.random.default_rng(6)
+    path = tmp_path / "old-int8.db"
+    con = open_connection(path)
+    con.execute("BEGIN")
+    for version, name, f in migration_files()[:6]:
+        for statement in _split_sql(f.read_text(encoding="utf-8")):
+            con.execute(statement)
+        con.execute("INSERT INTO schema_migrations VALUES (?, ?, '2026-01-01T00:00:00+00:00')", (version, name))
+    con.execute("INSERT INTO meta VALUES ('embedding_model', 'hash/test'), ('embedding_dim', ?)", (str(DIM),))
+    mat = _unit(rng, 30)
+    for kind in VECTOR_TYPES:
+        con.execute(f"CREATE VIRTUAL TABLE vec_{kind} USING vec0(embedding int8[{DIM}] distance_metric=cosine)")
+    con.executemany("INSERT INTO vec_chunk(rowid, embedding) VALUES (?, vec_int8(?))",
+                    [(i + 1, q.tobytes()) for i, q in enumerate(vectors.quantize(mat))])
+    con.execute("COMMIT")
+    con.close()
+    with Store(path) as st:
+        assert applied_version(st.con) == 8 and st.vectors.centre_of("chunk") is None
+        ids, got = st.vectors.matrix("chunk")
+        assert np.sum(got * mat[ids - 1], axis=1).min() > 0.999
+        assert st.vectors.knn("chunk", mat[4], 1)[0][0] == 5
+        st.copy_to(tmp_path / "again.db")
+    with Store(tmp_path / "again.db", readonly=True) as st:
+        assert st.vectors.centre_of("chunk") is not None
+        ids, again = st.vectors.matrix("chunk")
+        assert np.sum(again * mat[ids - 1], axis=1).min() > 0.995
+        assert st.vectors.knn("chunk", mat[4], 1)[0][0] == 5
