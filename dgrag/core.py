@@ -54,6 +54,14 @@ class Node(TypedDict, total=False):
 _HAN = re.compile(r"[\u3400-\u9fff]")
 
 
+def url_of(template: str, path: str, line: int | None, line_end: int | None) -> str:
+    """A node's source URL: `template` with {path}, {line}, {line_end}, or "path#Lline" without one
+    (KeyError / IndexError / ValueError for a template that does not format)."""
+    if not template:
+        return f"{path}#L{line}" if line else path
+    return template.format(path=path, line=line or 1, line_end=line_end or line or 1)
+
+
 def language_of(text: str) -> str:
     """'zh' for a text with any Han character, else 'en': which prompt language a question gets."""
     return "zh" if _HAN.search(text or "") else "en"

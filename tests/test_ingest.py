@@ -55,7 +55,7 @@ def test_code_table_image_nodes_hang_under_their_chunk(fixture_index):
                      ("chunk", "image")}
     code = store.con.execute("SELECT meta, summary FROM nodes WHERE type='code' LIMIT 1").fetchone()
     meta = json.loads(code[0])
-    assert "…" in meta["context"] and code[1]  # ±context_lines around the block, and a summary
+    assert "context" not in meta and code[1]  # the text around it is derived (test_derived_context.py)
     # the chunk's prose has no code and no image markup (and is not kept twice in meta)
     rows = store.con.execute("SELECT prose, meta FROM nodes WHERE type='chunk'").fetchall()
     assert rows and all(p is not None and "filter" not in json.loads(m) for p, m in rows)

@@ -34,12 +34,15 @@ SCHEMA = {
     "graph_cache": ["id", "version", "data"],
     "ann_index": ["kind", "model", "count", "fingerprint", "library", "bytes", "built_s", "updated_at"],
     "ann_index_parts": ["kind", "part", "data"],
+    "fact_vector_alias": ["fact", "same_as"],
+    "vector_centre": ["kind", "mean", "step"],
 }
 INDEXES = {
     "nodes_type": "nodes", "nodes_source_path": "nodes", "nodes_embed_hash": "nodes",
-    "edges_dst": "edges", "edges_type": "edges", "links_target": "links",
-    "chunk_entities_entity": "chunk_entities", "facts_chunk": "facts", "facts_pair": "facts",
-    "facts_embedded": "facts", "enrich_log_status": "enrich_log", "nodes_entity_norm": "nodes",
+    "edges_dst": "edges", "links_target": "links",
+    "chunk_entities_entity": "chunk_entities", "facts_pair": "facts",
+    "facts_pending": "facts", "nodes_entity_norm": "nodes",
+    "fact_vector_alias_same_as": "fact_vector_alias",
 }
 TABLES_OF_0001 = {"schema_migrations", "meta", "nodes", "edges", "links", "images", "files"}
 RELEASED = {  # a released migration is never edited: a change goes into a new numbered file
@@ -49,9 +52,11 @@ RELEASED = {  # a released migration is never edited: a change goes into a new n
     (4, "named_columns"): "ffeda4d8f0fbb7bd7b5062ef949967b754b6928d81e1af105527837d2ef10436",
     (5, "one_vector_each"): "16bb825c0b776b0d1f61af62077ab39b8eb9db3d6a576966ea213dc7deea4f2d",
     (6, "ann_index"): "282f53d570b927e85385178620d854462447a77d84a290e67bbb89865269c9ae",
+    (7, "derived_context"): "19b36eb7fcc93ad9527379c509d95fed6dbace296d5d397c7e2abf0ad950769b",
+    (8, "smaller_file"): "547e4624c69608f86646dd14fadf8920ecb051d9e8a9c08f8ad79792c089460e",
 }
 APPLIED = [(1, "index"), (2, "semantic"), (3, "graph_cache"), (4, "named_columns"), (5, "one_vector_each"),
-           (6, "ann_index")]
+           (6, "ann_index"), (7, "derived_context"), (8, "smaller_file")]
 
 
 def _schema(con) -> tuple[dict[str, list[str]], dict[str, str]]:
@@ -66,7 +71,7 @@ def test_migrations_ship_inside_the_package():
     package_dir = Path(dgrag.__file__).resolve().parent
     assert Path(str(MIGRATIONS_DIR)).resolve().is_relative_to(package_dir)
     assert [(v, n) for v, n, _ in migration_files()] == sorted(RELEASED)
-    assert latest_version() == 6
+    assert latest_version() == 8
 
 
 def test_released_migration_files_are_unchanged():
@@ -78,7 +83,7 @@ def test_released_migration_files_are_unchanged():
 def test_migrate_blank(tmp_path):
     con = open_connection(tmp_path / "blank.db")
     assert applied_version(con) == 0
-    assert migrate(con) == 6
+    assert migrate(con) == 8
     tables, indexes = _schema(con)
     assert tables == SCHEMA
     assert indexes == INDEXES
@@ -86,8 +91,8 @@ def test_migrate_blank(tmp_path):
     assert [(v, n) for v, n, _ in rows] == APPLIED
     assert all(at.endswith("+00:00") for _, _, at in rows)
     # a second run applies nothing
-    assert migrate(con) == 6
-    assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 6
+    assert migrate(con) == 8
+    assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 8
     con.close()
 
 
@@ -179,7 +184,7 @@ def test_a_version_3_file_gets_named_columns(tmp_path):
     _file_at_version_3(old)
     with Store(old) as st:
         _named_columns_hold_the_moved_values(st)
-        assert applied_version(st.con) == 6
+        assert applied_version(st.con) == 8
 
 
 def test_a_version_3_file_opened_read_only_is_upgraded_once(tmp_path):
@@ -190,7 +195,7 @@ def test_a_version_3_file_opened_read_only_is_upgraded_once(tmp_path):
     old.chmod(0o444)
     try:
         with Store(old, readonly=True) as st:  # upgraded already: nothing left to write
-            assert applied_version(st.con) == 6
+            assert applied_version(st.con) == 8
     finally:
         old.chmod(0o644)
 

@@ -76,17 +76,22 @@ def cmd_stats(args) -> int:
 def cmd_snapshot(args) -> int:
     from ..retrieve.loaded import ensure_fact_ann, ensure_graph_cache
     from ..store import Store
+    from ..store.store import rollback_journal
 
     settings = settings_for(args)
     path, dest = require_index(settings.db_path), Path(args.dest)
     if dest.exists():
         raise DgragError(f"{dest} exists; choose a new file name")
     cached = ensure_graph_cache(path)  # a replica of the copy then has nothing to build or write
-    fact_search = ensure_fact_ann(path, settings)  # nor, past fact_ann_min_vectors, an HNSW index
-    if fact_search is not None:
-        print(f"fact route: {fact_search}", file=sys.stderr)
+    int8 = args.compact and not args.float32
     with Store(path, readonly=True) as store:
-        store.copy_to(dest, compact=args.compact, int8=args.int8)
+        store.copy_to(dest, compact=args.compact, int8=int8)
+    # nor, past fact_ann_min_vectors, an HNSW index: built on the copy's vectors (int8 ones read
+    # back differ from the float32 an index of the original was built on)
+    fact_search = ensure_fact_ann(dest, settings)
+    if fact_search is not None:
+        rollback_journal(dest)  # the copy serves from a read-only folder, as compact_file left it
+        print(f"fact route: {fact_search}", file=sys.stderr)
     print(f"{dest}  ({dest.stat().st_size / 1e6:.1f} MB): serve it with `dgrag serve --db {dest}` "
           f"(or DGRAG_DB_PATH={dest} python app.py)")
     if not cached:

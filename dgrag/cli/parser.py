@@ -111,11 +111,14 @@ def _snapshot(sub) -> None:
     sn = sub.add_parser("snapshot", help="a consistent single-file copy of the index, e.g. for read-only replicas")
     sn.add_argument("dest", metavar="NEW.db", help="the new file (never overwritten)")
     sn.add_argument("--compact", action=argparse.BooleanOptionalAction, default=True,
-                    help="vector tables in fitted chunks, vacuumed: the smallest file (default); "
+                    help="the smallest file (default): int8 vectors (each table centred on its mean: "
+                         "a quarter of float32's bytes, recall as float32's in the benchmarks), fitted "
+                         "vector chunks, PNGs as lossless WebP, derivable text left out, vacuumed; "
                          "--no-compact copies the file as it is")
+    sn.add_argument("--float32", action="store_true",
+                    help="compact, but keep the vectors float32 (4x their int8 bytes)")
     sn.add_argument("--int8", action="store_true",
-                    help="and int8 vectors: a quarter of the vectors' bytes, recall within ~1 point "
-                         "of float32 (docs/benchmarks.md, 'Index cost')")
+                    help="int8 vectors: the default now (taken so that older scripts still run)")
     _db(sn, "the index file to copy")
     sn.set_defaults(func=cmd_snapshot)
 

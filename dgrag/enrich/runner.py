@@ -17,6 +17,7 @@ from ..config import Settings
 from ..core import Node
 from ..errors import ConfigError, DgragError
 from ..store import Store
+from ..ingest import context
 from .steps import STEPS, Step, input_hash
 
 Progress = Callable[[str, int, int], None]
@@ -65,10 +66,12 @@ class PendingItem:
 
 
 def pending_items(store: Store, step: Step, *, retry_failed: bool, use_llm: bool,
-                  limit: int | None) -> list[PendingItem]:
+                  limit: int | None, context_lines: int = 15) -> list[PendingItem]:
     status = store.logs.enrich_status(step.name)
     out = []
-    for node in store.nodes.by_rowids(store.nodes.of_type(step.kinds)):
+    nodes = store.nodes.by_rowids(store.nodes.of_type(step.kinds))
+    context.attach(store, nodes, context_lines)  # code and tables: the text around them, derived
+    for node in nodes:
         if step.name == "openie" and len(step.inputs(node).strip()) < 20:
             continue
         have = status.get(node["rowid"])
@@ -91,7 +94,8 @@ def run_step(store: Store, settings: Settings, step_name: str, llm=None, *, max_
         raise ConfigError(f"unknown step {step_name!r} (summaries, captions, openie)")
     step = STEPS[step_name]
     use_llm = llm is not None and llm.configured
-    items = pending_items(store, step, retry_failed=retry_failed, use_llm=use_llm, limit=limit)
+    items = pending_items(store, step, retry_failed=retry_failed, use_llm=use_llm, limit=limit,
+                          context_lines=settings.context_lines)
     report = StepReport(step_name, total=len(items))
     progress = progress or (lambda s, d, t: None)
     t0 = time.perf_counter()

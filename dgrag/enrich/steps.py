@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable
 
 from ..errors import LLMError
 
-from ..ingest import extractive
+from ..ingest import context, extractive
 from . import heuristic_openie
 
 OFFLINE_ENTITIES_PER_CHUNK = 8
@@ -56,7 +56,7 @@ def summary_input(node: dict) -> str:
     if node["type"] == "chunk":
         return (node.get("prose") or "")[:4000]
     if node["type"] in ("code", "table"):
-        return f"{node['meta'].get('context', '')[:1500]}\n\n{node['text'][:3000]}"
+        return f"{context.of(node)[:1500]}\n\n{node['text'][:3000]}"
     return (node["meta"].get("intro") or node["text"])[:4000]  # not the summary: it is the output
 
 
@@ -92,7 +92,8 @@ def ask_caption(llm, node: dict, image: tuple[bytes, str] | None = None, **_: An
                     context=meta.get("context", "")[:1500])
     content: list[dict] = [{"type": "text", "text": prompt}]
     if image is not None:
-        mime = mimetypes.types_map.get("." + (image[1] or "png"), "image/png")
+        fmt = (image[1] or "png").lower()  # a compact snapshot's PNGs are WebP (store/images.py)
+        mime = "image/webp" if fmt == "webp" else mimetypes.types_map.get("." + fmt, "image/png")
         content.append(image_part(image[0], mime))
     text = llm.complete([{"role": "user", "content": content}], max_tokens=300, model=llm.vision_model).strip()
     if not text:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import posixpath
 import re
 
+from .context import of as context_of
+
 _SENT = re.compile(r"(?<=[。！？；.!?;])\s*")
 _SIGNATURE = re.compile(
     r"^\s*(?:export\s+|public\s+|private\s+|static\s+|async\s+)*"
@@ -45,7 +47,7 @@ def summarize_code(node: dict) -> str:
     lines = node["text"].splitlines()
     sig = [ln.strip() for ln in lines if _SIGNATURE.match(ln)][:6]
     comments = [m.group(1).strip() for ln in lines if (m := _COMMENT.match(ln)) and m.group(1).strip()][:4]
-    context = node["meta"].get("context", "").split("…")[0]
+    context = context_of(node).split("…")[0]
     lead = first_sentences(context.strip().split("\n")[-1] if context.strip() else "", 1)
     lang = node["meta"].get("code_language") or "code"
     parts = [f"{node['breadcrumb']} ({lang})", lead, " | ".join(comments), "\n".join(sig or lines[:4])]
@@ -55,7 +57,7 @@ def summarize_code(node: dict) -> str:
 def summarize_table(node: dict) -> str:
     header = [h for h in node["meta"].get("header", []) if h]
     rows = [ln.strip() for ln in node["text"].splitlines()[2:5]] if node["meta"].get("table_format") == "markdown" else []
-    context = node["meta"].get("context", "").split("…")[0].strip().split("\n")
+    context = context_of(node).split("…")[0].strip().split("\n")
     lead = first_sentences(context[-1] if context else "", 1)
     parts = [f"{node['breadcrumb']} (table)", lead, "Columns: " + " | ".join(header) if header else "", "\n".join(rows)]
     return "\n".join(p for p in parts if p)[:800]

@@ -2,7 +2,8 @@
 
 A page becomes a file node; each heading section a chunk (nested headings are sub-chunks of
 their parent); fenced code, Markdown/HTML tables and images become their own nodes with
-`context_lines` of surrounding text. Links to other `.md` pages are kept for jump edges.
+`context_lines` of surrounding text
+(handed over with the node, `node["context"]`; an image keeps it in its meta). Links to other `.md` pages are kept for jump edges.
 """
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from dataclasses import dataclass, field
 from urllib.parse import unquote, urlsplit
 
 from markdown_it import MarkdownIt
+
+from .context import around as _around
 
 _IMG_SRC = re.compile(r"""<img\b[^>]*?\bsrc\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.I | re.S)
 _IMG_ALT = re.compile(r"""\balt\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.I)
@@ -106,14 +109,14 @@ class _PageParser:
             "line_start": line_start, "line_end": line_end, "language": self.page.language,
             "content_hash": content_hash(text), "meta": extra,
         }
+        if "context" in extra:  # handed over with the node, not stored: derivable (ingest/context.py)
+            node["context"] = extra.pop("context")
         self.page.nodes.append(node)
         self.page.contains.append((parent, nid))
         return node
 
     def _context(self, start: int, end: int) -> str:
-        before = self.lines[max(0, start - self.ctx):start]
-        after = self.lines[end:end + self.ctx]
-        return "\n".join(before + ["…"] + after).strip()
+        return _around(self.lines, start, end, self.ctx)
 
     def _ensure_chunk(self, line: int) -> dict:
         if self.chunk is None:  # prose before the first heading

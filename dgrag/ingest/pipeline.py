@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config import Settings
+from ..core import url_of
 from ..embed import Progress, embed_pending
 from ..errors import ConfigError
 from ..store import Store
@@ -75,10 +76,8 @@ def decode_page(data: bytes) -> str:
 
 
 def source_url(settings: Settings, path: str, line: int | None, line_end: int | None) -> str:
-    if not settings.url_template:
-        return f"{path}#L{line}" if line else path
     try:
-        return settings.url_template.format(path=path, line=line or 1, line_end=line_end or line or 1)
+        return url_of(settings.url_template, path, line, line_end)
     except (KeyError, IndexError, ValueError) as exc:
         raise ConfigError(f"url_template {settings.url_template!r}: {exc}") from None
 

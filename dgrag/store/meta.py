@@ -2,7 +2,10 @@
 and the persisted graph snapshot (`graph_cache`). Functions over one connection."""
 from __future__ import annotations
 
-__all__ = ["get", "set", "items", "graph_version", "read_graph_cache", "has_table"]
+import io
+import zipfile
+
+__all__ = ["get", "set", "items", "graph_version", "read_graph_cache", "has_table", "deflate_graph_cache"]
 
 
 def get(con, key: str, default: str | None = None) -> str | None:
@@ -33,3 +36,22 @@ def read_graph_cache(con, version: int) -> bytes | None:
         return None  # a file from before migration 0003, opened read-only
     row = con.execute("SELECT data FROM graph_cache WHERE id=1 AND version=?", (version,)).fetchone()
     return bytes(row[0]) if row else None
+
+
+def deflate_graph_cache(con) -> tuple[int, int]:
+    """Rewrite the graph snapshot (an .npz zip) with its members deflated, as numpy's
+    savez_compressed writes it: np.load reads either, so the loader is unchanged. Same version:
+    still the snapshot of this graph. Returns its bytes (before, after)."""
+    row = con.execute("SELECT data FROM graph_cache WHERE id=1").fetchone() if has_table(con, "graph_cache") else None
+    if row is None:
+        return 0, 0
+    blob = bytes(row[0])
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(blob)) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            dst.writestr(info.filename, src.read(info), compress_type=zipfile.ZIP_DEFLATED)
+    packed = out.getvalue()
+    if len(packed) < len(blob):
+        con.execute("UPDATE graph_cache SET data=? WHERE id=1", (packed,))
+        return len(blob), len(packed)
+    return len(blob), len(blob)

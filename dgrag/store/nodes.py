@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Iterable, Sequence
 
-from ..core import Node
+from ..core import Node, url_of
 from . import semantic, vectors
 
 COLUMNS = (
@@ -16,7 +16,7 @@ COLUMNS = (
 #    code, tables and images; entity_name / entity_norm: an entity's display and normalised name
 
 __all__ = ["of_file", "rowids_of", "insert", "update_position", "update", "image_by_sha", "set_image_sha",
-           "delete", "redirect", "by_id", "by_rowids", "of_type", "texts_of_type", "count_of_pages", "set_summary",
+           "delete", "redirect", "by_id", "by_rowids", "of_type", "page_chunks", "drop_derivable_urls", "texts_of_type", "count_of_pages", "set_summary",
            "unreferenced_images",
            "pending_embedding", "gc_entities", "insert_bulk", "table", "counts"]
 
@@ -115,17 +115,44 @@ def by_id(con, node_id: str) -> Node | None:
 
 
 def by_rowids(con, rowids: Iterable[int]) -> list[Node]:
-    """The nodes of `rowids` in that order (missing ones left out), `meta` decoded."""
+    """The nodes of `rowids` in that order (missing ones left out), `meta` decoded, and a source
+    URL that a compact file leaves out (the file's url_template gives it) filled in."""
     rowids = list(rowids)
     out = {}
     cols = "rowid, " + ",".join(COLUMNS)
+    template = None
     for i in range(0, len(rowids), 500):
         part = rowids[i:i + 500]
         for row in con.execute(f"SELECT {cols} FROM nodes WHERE rowid IN ({_marks(len(part))})", part):
             d: Node = dict(zip(("rowid",) + COLUMNS, row))  # type: ignore[assignment]
             d["meta"] = json.loads(d["meta"] or "{}")
+            if d["source_url"] is None and d["source_path"] is not None and d["type"] != "entity":
+                template = _template(con) if template is None else template
+                d["source_url"] = url_of(template, d["source_path"], d["line_start"], d["line_end"])
             out[d["rowid"]] = d
     return [out[r] for r in rowids if r in out]
+
+
+def _template(con) -> str:
+    row = con.execute("SELECT value FROM meta WHERE key = 'url_template'").fetchone()
+    return row[0] if row else ""
+
+
+def drop_derivable_urls(con) -> int:
+    """Leave out the source URLs the file's url_template gives back (`by_rowids` fills them in;
+    a compact copy, `dgrag snapshot`): 1.3 MB of the whole ArkUI-X index. Returns how many."""
+    template = _template(con)
+    same = []
+    for rowid, path, start, end, url in con.execute(
+            "SELECT rowid, source_path, line_start, line_end, source_url FROM nodes "
+            "WHERE source_url IS NOT NULL AND source_path IS NOT NULL AND type != 'entity'"):
+        try:
+            if url_of(template, path, start, end) == url:
+                same.append((rowid,))
+        except (KeyError, IndexError, ValueError):
+            return 0  # a template that does not format: every URL stays as stored
+    con.executemany("UPDATE nodes SET source_url = NULL WHERE rowid = ?", same)
+    return len(same)
 
 
 def texts_of_type(con, kind: str) -> list[tuple[int, str, str, str]]:
@@ -133,6 +160,13 @@ def texts_of_type(con, kind: str) -> list[tuple[int, str, str, str]]:
     index's corpus."""
     return con.execute("SELECT rowid, coalesce(breadcrumb, ''), coalesce(text, ''), coalesce(language, '') "
                        "FROM nodes WHERE type=? ORDER BY rowid", (kind,)).fetchall()
+
+
+def page_chunks(con, path: str) -> list[tuple[int, int, str]]:
+    """(line_start, line_end, text) of a page's chunks: the page's text, from which the context
+    of its code and tables is derived (`ingest/context.py`)."""
+    return con.execute("SELECT line_start, line_end, text FROM nodes WHERE type = 'chunk' AND source_path = ?",
+                       (path,)).fetchall()
 
 
 def count_of_pages(con, pages: Sequence[str], kind: str) -> int:
@@ -157,7 +191,8 @@ def set_summary(con, rowid: int, summary: str, source: str) -> None:
 
 def unreferenced_images(con) -> list[int]:
     return [r for (r,) in con.execute(
-        "SELECT rowid FROM nodes WHERE type='image' AND rowid NOT IN (SELECT dst FROM edges WHERE type='contains')")]
+        "SELECT rowid FROM nodes n WHERE type='image' AND NOT EXISTS "
+        "(SELECT 1 FROM edges e WHERE e.dst = n.rowid AND e.type='contains')")]
 
 
 def pending_embedding(con, limit: int = 1_000_000, kinds: Sequence[str] | None = None) -> list[tuple[int, str, Node]]:

@@ -92,10 +92,11 @@ def fact_vectors_by_text(con, texts: Sequence[str]) -> dict[str, "np.ndarray"]:
     another chunk (or another batch) is not embedded again."""
     texts = list(set(texts))
     dim = int(meta.get(con, "embedding_dim") or 0)
+    centre = vectors.centre_of(con, "fact")
     out = {}
     for i in range(0, len(texts), 500):
         part = texts[i:i + 500]
-        out.update((t, vectors.decode(b, dim)) for t, b in con.execute(
+        out.update((t, vectors.decode(b, dim, centre)) for t, b in con.execute(
             "SELECT f.text, v.embedding FROM facts f JOIN vec_fact v ON v.rowid = f.rowid "
             f"WHERE f.embedded = 1 AND f.text IN ({_marks(len(part))})", part))
     return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import shutil
 import threading
 from pathlib import Path
 from types import ModuleType
@@ -107,10 +108,11 @@ class Store:
             finally:
                 self.con.execute("COMMIT")
 
-    def copy_to(self, dest: Path | str, compact: bool = True, int8: bool = False) -> None:
+    def copy_to(self, dest: Path | str, compact: bool = True, int8: bool = True) -> None:
         """A consistent single-file copy (VACUUM INTO), safe while others read and write. A
-        compact copy (the default) then has its vector tables rewritten in chunks fitted to what
-        they hold (as int8 with `int8`), and is vacuumed again: the smallest file that opens the same."""
+        compact copy (the default) is then made small (`compact_file`: int8 vectors, centred,
+        unless `int8` is False; derivable bytes left out), and vacuumed again: the smallest file
+        that answers the same (docs/benchmarks.md, "Index cost")."""
         with self.write_lock:
             self.con.execute("VACUUM INTO ?", (str(dest),))
         if compact:
@@ -195,22 +197,70 @@ class Store:
         return self.con.execute("PRAGMA integrity_check").fetchone()[0]
 
 
-def compact_file(path: Path | str, int8: bool = False) -> dict[str, int]:
-    """Rewrite a file's vector tables compactly, then VACUUM it. Not a graph change: the graph
-    version (and so the persisted graph snapshot) stays. Returns the vectors rewritten per type."""
+# The compact file's page size, the smaller file of the two. At SQLite's default 4 KiB a node row of
+# 1-4 kB (a code block or a table with its summary) leaves much of its page empty: on the whole
+# ArkUI-X index 16 KiB pages make the file 3.3 MB smaller. But each of the file's ~75 tables and
+# indexes takes a page at least, so a file of short rows (MuSiQue's passages: +0.55 MB) or a
+# small one is smaller at 4 KiB. 32 KiB saved nothing more on ArkUI-X.
+PAGE_SIZES = (4096, 16384)
+
+
+def compact_file(path: Path | str, int8: bool = False) -> dict:
+    """Make a copy small: migrate it (schema 7 drops the stored context of code and tables),
+    rewrite its vector tables in fitted chunks (int8 with `int8`), its PNG images as lossless WebP
+    where smaller, its graph snapshot deflated, the source URLs its url_template gives left out,
+    then VACUUM it (at 4 or 16 KiB pages, whichever file is smaller). Not a graph change: the
+    graph version (and so the persisted graph snapshot) stays. Returns what was rewritten:
+    vectors per type, (before, after) bytes of the images and the graph snapshot, the URLs left
+    out, the page size."""
     con = open_connection(Path(path))
     try:
         migrate(con)
         con.execute("BEGIN IMMEDIATE")
         try:
-            out = vectors.compact(con, int8)
+            out = {"vectors": vectors.compact(con, int8), "images": images.recompress(con),
+                   "graph_cache": meta.deflate_graph_cache(con), "urls_derived": nodes.drop_derivable_urls(con)}
         except BaseException:
             con.execute("ROLLBACK")
             raise
         con.execute("COMMIT")
-        con.execute("VACUUM")
         # as VACUUM INTO leaves a copy: a rollback journal, so a read-only folder serves it alone
+        # (and the page size can only change outside WAL)
+        con.execute("PRAGMA journal_mode=DELETE")
+        con.execute(f"PRAGMA page_size={PAGE_SIZES[0]}")
+        con.execute("VACUUM")
+    finally:
+        con.close()
+    out["page_size"] = _smaller_with_larger_pages(Path(path))
+    return out
+
+
+def rollback_journal(path: Path | str) -> None:
+    """Leave WAL mode (which opening a file for writing sets): a rollback journal, so that the file
+    serves from a read-only folder alone, as `compact_file` leaves a copy."""
+    con = open_connection(Path(path))
+    try:
         con.execute("PRAGMA journal_mode=DELETE")
     finally:
         con.close()
-    return out
+
+
+def _smaller_with_larger_pages(path: Path) -> int:
+    """VACUUM a copy of the file at the larger page size; keep it if it is the smaller file.
+    Returns the page size kept."""
+    trial = path.with_name(path.name + ".pages")
+    shutil.copyfile(path, trial)
+    try:
+        con = open_connection(trial)
+        try:
+            con.execute("PRAGMA journal_mode=DELETE")
+            con.execute(f"PRAGMA page_size={PAGE_SIZES[1]}")
+            con.execute("VACUUM")
+        finally:
+            con.close()
+        if trial.stat().st_size < path.stat().st_size:
+            os.replace(trial, path)
+            return PAGE_SIZES[1]
+        return PAGE_SIZES[0]
+    finally:
+        trial.unlink(missing_ok=True)
