@@ -10,7 +10,9 @@ from dgrag.enrich.steps import STEPS, summary_input
 from dgrag.ingest import context
 from dgrag.ingest.markdown import parse_page
 from dgrag.store import Store
-from dgrag.store.connect import _split_sql, applied_version, migration_files, open_connection
+from dgrag.store.connect import applied_version
+
+from old_files import open_at_version
 
 
 def _parsed_contexts(settings) -> dict[tuple[str, int, int], str]:
@@ -45,12 +47,7 @@ def test_page_lines_put_each_chunk_at_its_lines():
 
 def _file_at_version_6(path) -> None:
     """An index as dgrag wrote it with 0001-0006: the context of code, tables and images in meta."""
-    con = open_connection(path)
-    con.execute("BEGIN")
-    for version, name, f in migration_files()[:6]:
-        for statement in _split_sql(f.read_text(encoding="utf-8")):
-            con.execute(statement)
-        con.execute("INSERT INTO schema_migrations VALUES (?, ?, '2026-01-01T00:00:00+00:00')", (version, name))
+    con = open_at_version(path, 6)
     page = "# T\n\nBefore the code.\n\n```js\nlet a = 1\n```\n\nAfter it."
     rows = [(1, "chunk-1", "chunk", page, 1, 9, {"level": 1}),
             (2, "code-1", "code", "let a = 1", 5, 7, {"code_language": "js", "context": "stored\n…\nhere"}),

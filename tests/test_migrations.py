@@ -15,6 +15,8 @@ from dgrag.store import Store
 from dgrag.store.connect import (MIGRATIONS_DIR, _split_sql, applied_version, latest_version, migrate,
                                  migration_files, open_connection)
 
+from old_files import open_at_version
+
 # table -> columns in order, as the released migrations leave them
 SCHEMA = {
     "schema_migrations": ["version", "name", "applied_at"],
@@ -153,12 +155,7 @@ def test_a_failing_migration_leaves_the_file_at_its_version(tmp_path, monkeypatc
 def _file_at_version_3(path: Path) -> None:
     """An index as dgrag wrote it with 0001-0003: an entity's names in breadcrumb and
     content_hash (and again in meta), a chunk's prose in meta["filter"]."""
-    con = open_connection(path)
-    con.execute("BEGIN")
-    for version, name, f in migration_files()[:3]:
-        for statement in _split_sql(f.read_text(encoding="utf-8")):
-            con.execute(statement)
-        con.execute("INSERT INTO schema_migrations VALUES (?, ?, '2026-01-01T00:00:00+00:00')", (version, name))
+    con = open_at_version(path, 3)
     con.execute("INSERT INTO nodes(rowid, id, type, text, breadcrumb, content_hash, meta) VALUES (?,?,?,?,?,?,?)",
                 (1, "c1", "chunk", "Intro\n```js\nx\n```", "Page / Intro", "h1",
                  json.dumps({"level": 2, "filter": "Intro\nSome prose."})))

@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 
 from dgrag.store import Store, VECTOR_TYPES
-from dgrag.store.connect import _split_sql, applied_version, migration_files, open_connection
+from dgrag.store.connect import applied_version, open_connection
 from dgrag.store import vectors
+
+from old_files import open_at_version
 
 DIM = 16
 
@@ -21,12 +23,7 @@ def _file_at_version_4(path, rng) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """A file as dgrag wrote it at schema 4: float32 vec0 tables, the entity names in a second
     table (`vec_entity_name`) whose vectors differ from vec_entity's (a file from before entities
     were embedded by name). Returns what each table holds."""
-    con = open_connection(path)
-    con.execute("BEGIN")
-    for version, name, f in migration_files()[:4]:
-        for statement in _split_sql(f.read_text(encoding="utf-8")):
-            con.execute(statement)
-        con.execute("INSERT INTO schema_migrations VALUES (?, ?, '2026-01-01T00:00:00+00:00')", (version, name))
+    con = open_at_version(path, 4)
     con.execute("INSERT INTO meta VALUES ('embedding_model', 'hash/test'), ('embedding_dim', ?)", (str(DIM),))
     held = {}
     for kind, n in (("file", 3), ("chunk", 40), ("entity", 12), ("entity_name", 12), ("fact", 30)):
@@ -231,12 +228,7 @@ def test_a_per_row_int8_file_from_before_reads_and_compacts_centred(tmp_path):
     as before after the upgrade, and a new compact copy of it is centred."""
     rng = np.random.default_rng(6)
     path = tmp_path / "old-int8.db"
-    con = open_connection(path)
-    con.execute("BEGIN")
-    for version, name, f in migration_files()[:6]:
-        for statement in _split_sql(f.read_text(encoding="utf-8")):
-            con.execute(statement)
-        con.execute("INSERT INTO schema_migrations VALUES (?, ?, '2026-01-01T00:00:00+00:00')", (version, name))
+    con = open_at_version(path, 6)
     con.execute("INSERT INTO meta VALUES ('embedding_model', 'hash/test'), ('embedding_dim', ?)", (str(DIM),))
     mat = _unit(rng, 30)
     for kind in VECTOR_TYPES:
