@@ -155,11 +155,12 @@ def test_the_graph_snapshot_is_persisted_and_invalidated_by_writes(indexed, embe
 
 def test_a_snapshot_in_a_read_only_folder_serves_alone(fixture_index, embedder, tmp_path, capsys):
     """A replica needs nothing but the file: `dgrag snapshot`, then a read-only copy answers
-    the same as the original (its graph from the persisted snapshot: nothing to write)."""
+    the same as the original (its graph from the persisted snapshot: nothing to write). Float32
+    vectors, so that "the same" is exact (the int8 default's recall is paired in test_compact_file)."""
     settings, _ = fixture_index
     folder = tmp_path / "replica"
     folder.mkdir()
-    assert main(["snapshot", str(folder / "index.db"), "--db", str(settings.db_path)]) == 0
+    assert main(["snapshot", "--float32", str(folder / "index.db"), "--db", str(settings.db_path)]) == 0
     assert "DGRAG_DB_PATH=" in capsys.readouterr().out
     assert main(["snapshot", str(folder / "index.db"), "--db", str(settings.db_path)]) == 2  # never overwrites
     (folder / "index.db").chmod(0o444)
