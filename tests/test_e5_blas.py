@@ -161,20 +161,15 @@ def test_the_index_takes_the_blas_engine_and_questions_the_c_engine():
         make_embedder(Settings(embedding_engine="gpu"), "index")
 
 
-def test_an_unknown_engine_is_refused_before_any_file_is_made(tmp_path, capsys):
+def test_an_unknown_engine_is_refused_before_any_file_is_made(tmp_path, capsys, monkeypatch):
     from dgrag.cli import main
 
     with pytest.raises(ConfigError, match="unknown embedding_engine 'gpu' \\(blas, c\\)"):
         Settings.from_env({"DGRAG_EMBEDDING_ENGINE": "gpu"})
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "a.md").write_text("# A\n\nText.\n", encoding="utf-8")
-    import os
-
-    os.environ["DGRAG_EMBEDDING_ENGINE"] = "gpu"
-    try:
-        assert main(["index", str(tmp_path / "docs"), "--db", str(tmp_path / "new.db")]) == 2
-    finally:
-        del os.environ["DGRAG_EMBEDDING_ENGINE"]
+    monkeypatch.setenv("DGRAG_EMBEDDING_ENGINE", "gpu")
+    assert main(["index", str(tmp_path / "docs"), "--db", str(tmp_path / "new.db")]) == 2
     assert "unknown embedding_engine 'gpu'" in capsys.readouterr().err
     assert not (tmp_path / "new.db").exists()
 
