@@ -58,6 +58,13 @@ def test_titles_mentioned_in_a_document_every_term_and_their_specificity():
     assert titles.mentioned_in(1).tolist() == [True, True, False, False]
     assert titles.mentioned_in(0).tolist() == [True, False, False, False]
     assert titles.size.tolist() == [2, 1, 2, 1]
+    # with the question's terms: "road" asked, "hillage" in doc 1, so "Hillage Road" is named;
+    # a title whose terms all come from the question is not (one must come from the passage)
+    asked = index.term_ids("which road is it, and what is an example")
+    need = np.zeros(len(index.vocab), dtype=bool)
+    need[titles.terms_of(1)] = True
+    assert titles.mentioned_by(1, also=asked, need=need).tolist() == [0, 1, 2]
+    assert titles.mentioned_by(1, also=asked).tolist() == [0, 1, 2, 3]
     n = 4
     idf = lambda df: np.log1p((n - df + 0.5) / (df + 0.5))  # noqa: E731
     assert np.allclose(titles.specificity, np.minimum(1.0, [(idf(2) + idf(3)) / 8, idf(1) / 8,
@@ -82,4 +89,12 @@ def test_titles_mentioned_by_a_document_equal_a_term_by_term_check():
         assert titles.mentioned_by(d).tolist() == want
         assert np.flatnonzero(titles.mentioned_in(d)).tolist() == want
         found += len(want)
+        # with a question's terms, a title needing one term of the document itself
+        asked = set(rng.choice(words, 3).tolist())
+        need = np.zeros(len(index.vocab), dtype=bool)
+        need[titles.terms_of(d)] = True
+        got = titles.mentioned_by(d, also=index.term_ids(" ".join(asked)), need=need).tolist()
+        assert got == [t for t, name in enumerate(names)
+                       if name and set(tokenize(name)) <= held | set(tokenize(" ".join(asked)))
+                       and set(tokenize(name)) & held]
     assert found > 100

@@ -145,3 +145,45 @@ def test_the_bridge_never_takes_the_first_place_from_the_passages_that_match_the
     assert order(F, w).tolist() == [0, 2, 1, 3]  # no bridge weight: the base order
     w[FEATURES.index("bridge")] = 2.0  # scores 1.0, 2.2, 0.9, 1.1
     assert order(F, w).tolist() == [0, 1, 3, 2]  # 1 and 3 rise, behind the first hop
+
+
+def test_fact_evidence_equals_a_node_by_node_sum(crafted):
+    """The facts' evidence, summed over the nodes they reach, equals the plain per-node sum:
+    each fact's min-max score at its source chunk, half of it shared by each entity's
+    passages, the named entities' 1 shared the same way; chunks only, over the best."""
+    import numpy as np
+
+    from dgrag.core import Route
+    from dgrag.kernels.graph_arrays import EDGE_TYPE_CODES, NODE_TYPE_CODES
+    from dgrag.retrieve.methods import fact_evidence
+
+    li = crafted.handle.get()
+    n_facts = li.fact_head.shape[0]
+    assert n_facts >= 4
+    pos = np.arange(min(n_facts, 12))
+    score = np.linspace(0.9, 0.2, pos.size)
+    facts = Route("fact", pos, score.copy(), score.copy())
+    exact = [int(li.fact_head[0])]
+
+    want = np.zeros(li.n_nodes)
+
+    def spread(e, credit):
+        lo, hi = li.ga.indptr[e], li.ga.indptr[e + 1]
+        nbr = li.ga.indices[lo:hi][li.ga.etype[lo:hi] == EDGE_TYPE_CODES["passage"]]
+        for v in nbr.tolist():
+            want[v] += credit / nbr.size
+
+    s = (score - score.min()) / (score.max() - score.min())
+    for p, w in zip(pos.tolist(), s.tolist()):
+        if li.fact_chunk[p] >= 0:
+            want[li.fact_chunk[p]] += w
+        for e in (li.fact_head[p], li.fact_tail[p]):
+            if e >= 0:
+                spread(int(e), w * 0.5)
+    spread(exact[0], 1.0)
+    want[li.node_type != NODE_TYPE_CODES["chunk"]] = 0.0
+    want /= want.max()
+    got = fact_evidence(li, facts, exact)
+    assert want.max() == 1.0 and np.count_nonzero(want) >= 2
+    assert np.allclose(got, want, rtol=0, atol=1e-12)
+    assert not fact_evidence(li, Route("fact", pos[:0], score[:0], score[:0]), []).any()

@@ -63,6 +63,10 @@ class LexicalIndex:
     def n_docs(self) -> int:
         return int(self.weights.shape[0])
 
+    def term_ids(self, text: str) -> np.ndarray:
+        """The distinct known terms of `text`, ascending."""
+        return np.unique(np.array([self.vocab[t] for t in tokenize(text) if t in self.vocab], dtype=np.int64))
+
     def scores(self, query: str) -> np.ndarray:
         """BM25 of `query` against every document (zeros when no query term is known)."""
         cols = [self.vocab[t] for t in tokenize(query) if t in self.vocab]
@@ -109,24 +113,60 @@ class TitleIndex:
     doc_terms: sparse.csr_matrix  # (n_docs, n_terms): the terms each doc holds
 
     by_term: sparse.csc_matrix = None  # `titles` by column: the titles holding each term
+    # each title filed under its rarest term (fewest titles), so a document reads only the
+    # titles filed under its own terms: a common title term ("chunk", "api") lists most titles
+    by_anchor: sparse.csc_matrix = None
 
     def __post_init__(self):
         if self.by_term is None:
             object.__setattr__(self, "by_term", self.titles.tocsc())
+        if self.by_anchor is None:
+            object.__setattr__(self, "by_anchor", _anchored(self.titles, np.diff(self.by_term.indptr)))
 
-    def mentioned_by(self, doc: int) -> np.ndarray:
-        """The documents (ascending) whose every title term document `doc` holds. It reads
-        only the titles sharing a term with `doc`, not every title in the corpus."""
+    def mentioned_by(self, doc: int, also: np.ndarray | None = None, need: np.ndarray | None = None) -> np.ndarray:
+        """The documents (ascending) whose every title term document `doc` holds, or holds
+        with the terms `also` (e.g. the question's). With `need`, a title must also have a
+        term of `need` (a boolean per term). It reads only the titles filed under one of
+        those terms (their rarest), not every title."""
         lo, hi = self.doc_terms.indptr[doc], self.doc_terms.indptr[doc + 1]
-        _, entry = row_entries(self.by_term.indptr, self.doc_terms.indices[lo:hi])
-        held = np.bincount(self.by_term.indices[entry], minlength=self.size.shape[0])
-        return np.flatnonzero((held >= self.size) & (self.size > 0))  # a title's terms are distinct
+        held = self.doc_terms.indices[lo:hi]
+        if also is not None and also.size:
+            held = np.union1d(held, also)
+        else:
+            held = np.sort(held)
+        _, entry = row_entries(self.by_anchor.indptr, held)
+        cands = np.sort(self.by_anchor.indices[entry])  # one anchor a title: no repeats
+        owner, entry = row_entries(self.titles.indptr, cands)
+        terms = self.titles.indices[entry]
+        at = np.minimum(np.searchsorted(held, terms), max(held.size - 1, 0))
+        found = held[at] == terms if held.size else np.zeros(terms.size, dtype=bool)
+        hits = np.bincount(owner, weights=found, minlength=cands.size)
+        ok = hits >= self.size[cands]  # a title's terms are distinct
+        if need is not None:
+            ok &= np.bincount(owner, weights=need[terms], minlength=cands.size) > 0
+        return cands[ok]
+
+    def terms_of(self, doc: int) -> np.ndarray:
+        lo, hi = self.doc_terms.indptr[doc], self.doc_terms.indptr[doc + 1]
+        return self.doc_terms.indices[lo:hi]
 
     def mentioned_in(self, doc: int) -> np.ndarray:
         """Per document, whether document `doc` holds every term of its title."""
         out = np.zeros(self.size.shape[0], dtype=bool)
         out[self.mentioned_by(doc)] = True
         return out
+
+
+def _anchored(titles: sparse.csr_matrix, title_df: np.ndarray) -> sparse.csc_matrix:
+    """(n_docs, n_terms): 1 at each titled document's rarest title term (fewest titles hold
+    it; the lower term on a tie)."""
+    owner, entry = row_entries(titles.indptr, np.arange(titles.shape[0]))
+    terms = titles.indices[entry]
+    order = np.lexsort((terms, title_df[terms], owner))  # per document: rarest term first
+    first = np.ones(order.size, dtype=bool)
+    first[1:] = owner[order][1:] != owner[order][:-1]
+    pick = order[first]
+    return sparse.csc_matrix((np.ones(pick.size), (owner[pick], terms[pick])), shape=titles.shape)
 
 
 def term_presence(index: LexicalIndex) -> sparse.csr_matrix:

@@ -119,27 +119,41 @@ def features(li: LoadedIndex, cfg: RetrievalConfig, cands: np.ndarray, chunks: R
     return F
 
 
-def bridge_scores(li: LoadedIndex, chunks: Route, top: int) -> tuple[np.ndarray, np.ndarray]:
+def bridge_scores(li: LoadedIndex, chunks: Route, top: int,
+                  question: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per lexical document (graph indices, scores): the best base score among the first `top`
     passages that mention its page name or heading from another page, times the title's
-    specificity, over n ** BRIDGE_SHARE for the n documents that passage's mentions reach."""
+    specificity, over n ** BRIDGE_SHARE for the n documents that passage's mentions reach.
+    With `question` (its lexical term ids), a title may take some of its terms from the
+    question, as long as one comes from the passage ("British Hong Kong": "British" asked,
+    "Hong Kong" where the film was made)."""
     rows, _ = li.lexical()
     page = li.page_of()
     base = _minmax(np.asarray(chunks.score, dtype=np.float64))
     out = np.zeros(rows.size)
-    doc_page = page[rows]
     for p, s in zip(chunks.positions[:top].tolist(), base[:top].tolist()):
         at = np.flatnonzero(rows == p)
-        if at.size == 0 or s <= 0:
-            continue
-        for titles in li.titles():
-            hit = titles.mentioned_by(int(at[0]))
-            hit = hit[doc_page[hit] != page[p]]
-            # a passage's credit is shared by the titles it names, as PPR shares an entity's
-            # by its passages: a reference page naming 40 sections lends each little
-            share = max(1, hit.size) ** BRIDGE_SHARE
-            out[hit] = np.maximum(out[hit], s * titles.specificity[hit] / share)
+        if at.size and s > 0:
+            _bridge_from(li, rows, page, int(at[0]), s, question, out)
     return rows, out
+
+
+def _bridge_from(li: LoadedIndex, rows: np.ndarray, page: np.ndarray, doc: int, s: float,
+                 question: np.ndarray | None, out: np.ndarray) -> None:
+    """The credit lexical document `doc` (base score `s`) lends the titles it names."""
+    doc_page = page[rows]
+    for titles in li.titles():
+        if question is not None and question.size:
+            need = np.zeros(titles.titles.shape[1], dtype=bool)
+            need[titles.terms_of(doc)] = True
+            hit = titles.mentioned_by(doc, also=question, need=need)
+        else:
+            hit = titles.mentioned_by(doc)
+        hit = hit[doc_page[hit] != doc_page[doc]]
+        # a passage's credit is shared by the titles it names, as PPR shares an entity's
+        # by its passages: a reference page naming 40 sections lends each little
+        share = max(1, hit.size) ** BRIDGE_SHARE
+        np.maximum.at(out, hit, s * titles.specificity[hit] / share)
 
 
 def order(F: np.ndarray, w: np.ndarray) -> np.ndarray:
