@@ -106,7 +106,7 @@ class RetrievalConfig:
     rank_w_language: float = 1.5  # weight of a section in the question's language (bilingual corpora)
     # a title named by a top passage and the question together counts as `bridge` evidence too
     # (one of its terms from the passage): "British" asked, "Hong Kong" in the passage
-    rank_bridge_question: bool = False
+    rank_bridge_question: bool = True
     rank_bridge_k: int = 3  # the best base passages whose mentions count as `bridge` evidence
     ## PPR (HippoRAG 2)
     ppr_damping: float = 0.5  # the walk's damping (below 1)

@@ -187,3 +187,35 @@ def test_fact_evidence_equals_a_node_by_node_sum(crafted):
     assert want.max() == 1.0 and np.count_nonzero(want) >= 2
     assert np.allclose(got, want, rtol=0, atol=1e-12)
     assert not fact_evidence(li, Route("fact", pos[:0], score[:0], score[:0]), []).any()
+
+
+@pytest.fixture(scope="module")
+def chain(tmp_path_factory, hash_embedder):
+    """A two-hop pair: the film's page names Hong Kong, the question names the British."""
+    from dgrag.ingest.pipeline import index_folder
+
+    root = tmp_path_factory.mktemp("chain")
+    (root / "docs").mkdir()
+    pages = {"film.md": "# Fist Power\n\nFist Power is a 2000 action film made and released in Hong Kong.\n",
+             "colony.md": "# British Hong Kong\n\nThe period of Crown rule from 1842 to 1997.\n",
+             "other.md": "# Hong Kong cinema\n\nFilms of the territory.\n\n# Kowloon\n\nA part of the city.\n"}
+    for name, text in pages.items():
+        (root / "docs" / name).write_text(text, encoding="utf-8")
+    s = Settings(db_path=root / "index.db", docs_root=root / "docs", embedder="hash")
+    with Store(s.db_path) as st:
+        index_folder(s, st, hash_embedder)
+    return Retriever(Settings(db_path=s.db_path), embedder=hash_embedder)
+
+
+def test_the_question_may_complete_a_title_the_top_passage_names(chain):
+    """"British Hong Kong": "Hong Kong" is in the film's passage, "British" only in the question.
+    With `rank_bridge_question` it is bridge evidence, without it not; a title with a term in
+    neither gets none."""
+    q = "When was the country that produced Fist Power taken by the British?"
+    on = _feature(chain, chain.retrieve(q, {**ZERO, "rank_w_bridge": 1.0, "rank_bridge_k": 1, "verbose": True}),
+                  "bridge")
+    off = _feature(chain, chain.retrieve(q, {**ZERO, "rank_w_bridge": 1.0, "rank_bridge_k": 1,
+                                             "rank_bridge_question": False, "verbose": True}), "bridge")
+    assert on["British Hong Kong"] > 0.0 and off.get("British Hong Kong", 0.0) == 0.0
+    assert on["Hong Kong cinema"] == 0.0  # "cinema" is in neither
+    assert on["Fist Power"] == 0.0  # a passage does not bridge to its own page
