@@ -24,7 +24,7 @@ import numpy as np
 
 from dgrag.config import RetrievalConfig, Settings
 from dgrag.evaluation.recall import gold_of, is_cross_page, recall_at, section_recall_at
-from dgrag.retrieve.ranking import FEATURES, order
+from dgrag.retrieve.ranking import FEATURES, interleave, order, trusted
 
 from .retrieval import ARKUI_QUESTIONS, ARKUI_V2, questions_for
 
@@ -55,15 +55,27 @@ def dump(work: Path, arkui_files: list[Path]) -> dict:
                 nodes = {n["rowid"]: n for n in st.nodes.by_rowids(rowids)}
                 items = [{"source_path": nodes[r]["source_path"], "breadcrumb": nodes[r]["breadcrumb"],
                           "corpus_idx": (nodes[r]["meta"] or {}).get("corpus_idx")} for r in rowids]
-                rows.append({"q": q, "items": items, "F": rk["values"]})
+                rows.append({"q": q, "items": items, "F": rk["values"], "walk": rk["walk"],
+                             "walk_trust": rk["walk_trust"]})
         out[name] = rows
         print(f"{name}: {len(rows)} questions", flush=True)
     return {"features": list(FEATURES), "configs": out}
 
 
-def _metrics(row: dict, w: np.ndarray) -> dict[str, float]:
+def _ranked(row: dict, w: np.ndarray, cfg: RetrievalConfig = RetrievalConfig()) -> list[int]:
+    """Candidate positions as the library ranks them: `order`, then the walk's places where
+    its trust reaches `rank_walk_trust` (not for dense, the base feature alone)."""
     F = np.asarray(row["F"], dtype=np.float64)
-    ranked = order(F, w) if len(F) else np.zeros(0, int)
+    ranked = order(F, w).tolist() if len(F) else []
+    dense = not np.any(w[1:])
+    if dense or cfg.rank_walk_every <= 0 or not trusted(row.get("walk_trust", 0.0), cfg.rank_walk_trust):
+        return ranked
+    pairs = interleave([(i, 0.0) for i in ranked], row.get("walk", []), cfg.rank_walk_head, cfg.rank_walk_every)
+    return [i for i, _ in pairs]
+
+
+def _metrics(row: dict, w: np.ndarray) -> dict[str, float]:
+    ranked = _ranked(row, w)
     items = [row["items"][i] for i in ranked[:10]]
     q = row["q"]
     key, gold = gold_of(q)

@@ -176,6 +176,36 @@ def rank(cands: np.ndarray, F: np.ndarray, w: np.ndarray) -> list[tuple[int, flo
     return [(int(cands[i]), float(s[i])) for i in order(F, w)]
 
 
+def trusted(trust: float, bar: float) -> bool:
+    """`trust` reaches `bar`, up to rounding: half the walk's pages corroborated is a trust of
+    (0.5 - 0.34) / 0.32, 0.49999999999999994 in floating point."""
+    return trust >= bar - 1e-9
+
+
+def interleave(ranked: list[tuple[int, float]], walk: list[int], head: int, every: int) -> list[tuple[int, float]]:
+    """`ranked` (the weighted ranking, best first) with places given to `walk` (the walk's
+    passages, best first): the first `head` places stay `ranked`'s; after them every
+    `every`-th place goes to the best walk passage not yet placed, if it is a candidate
+    (keeping its own score). Nothing is dropped: what the walk's places push down follows."""
+    score = dict(ranked)
+    walk = [n for n in walk if n in score]
+    out = [n for n, _ in ranked[:head]]
+    placed = set(out)
+    mine, theirs = iter(n for n, _ in ranked[head:]), iter(walk)
+    while len(out) < len(ranked):
+        source = theirs if every > 0 and (len(out) - head) % every == every - 1 else mine
+        nxt = next((n for n in source if n not in placed), None)
+        if nxt is None:
+            if source is theirs:  # the walk has nothing new: the weighted ranking goes on
+                every = 0
+                continue
+            break
+        out.append(nxt)
+        placed.add(nxt)
+    out += [n for n, _ in ranked if n not in placed]
+    return [(n, score[n]) for n in out]
+
+
 def _minmax(x: np.ndarray) -> np.ndarray:
     if x.size == 0:
         return x
