@@ -55,22 +55,22 @@ def dump(work: Path, arkui_files: list[Path]) -> dict:
                 nodes = {n["rowid"]: n for n in st.nodes.by_rowids(rowids)}
                 items = [{"source_path": nodes[r]["source_path"], "breadcrumb": nodes[r]["breadcrumb"],
                           "corpus_idx": (nodes[r]["meta"] or {}).get("corpus_idx")} for r in rowids]
-                rows.append({"q": q, "items": items, "F": rk["values"], "walk": rk["walk"],
-                             "walk_trust": rk["walk_trust"]})
+                rows.append({"q": q, "items": items, "F": rk["values"], "ppr_order": rk["ppr_order"],
+                             "ppr_trust": rk["ppr_trust"]})
         out[name] = rows
         print(f"{name}: {len(rows)} questions", flush=True)
     return {"features": list(FEATURES), "configs": out}
 
 
 def _ranked(row: dict, w: np.ndarray, cfg: RetrievalConfig = RetrievalConfig()) -> list[int]:
-    """Candidate positions as the library ranks them: `order`, then the walk's places where
-    its trust reaches `rank_walk_trust` (not for dense, the base feature alone)."""
+    """Candidate positions as the library ranks them: `order`, then PPR's places where its
+    trust reaches `rank_ppr_trust` (not for dense, the base feature alone)."""
     F = np.asarray(row["F"], dtype=np.float64)
     ranked = order(F, w).tolist() if len(F) else []
     dense = not np.any(w[1:])
-    if dense or cfg.rank_walk_every <= 0 or not trusted(row.get("walk_trust", 0.0), cfg.rank_walk_trust):
+    if dense or cfg.rank_ppr_every <= 0 or not trusted(row.get("ppr_trust", 0.0), cfg.rank_ppr_trust):
         return ranked
-    pairs = interleave([(i, 0.0) for i in ranked], row.get("walk", []), cfg.rank_walk_head, cfg.rank_walk_every)
+    pairs = interleave([(i, 0.0) for i in ranked], row.get("ppr_order", []), cfg.rank_ppr_head, cfg.rank_ppr_every)
     return [i for i, _ in pairs]
 
 

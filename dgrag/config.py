@@ -107,12 +107,12 @@ class RetrievalConfig:
     # a title named by a top passage and the question together counts as `bridge` evidence too
     # (one of its terms from the passage): "British" asked, "Hong Kong" in the passage
     rank_bridge_question: bool = True
-    # where the fact-seeded walk is corroborated by dense (`graph_trust` at least
-    # `rank_walk_trust`), every n-th place after the head goes to the walk's best passage not
-    # yet ranked (0: never)
-    rank_walk_every: int = 3
-    rank_walk_head: int = 2  # the first places, always the weighted ranking's
-    rank_walk_trust: float = 0.5  # the walk's trust (`spread_trust_*`) from which it gets places
+    # where the fact-seeded PPR walk is corroborated by dense (`graph_trust` at least
+    # `rank_ppr_trust`), every n-th place after the head goes to PPR's best passage not yet
+    # ranked (0: never)
+    rank_ppr_every: int = 3
+    rank_ppr_head: int = 2  # the first places, always the weighted ranking's
+    rank_ppr_trust: float = 0.5  # PPR's trust (`spread_trust_*`) from which it gets places
     rank_bridge_k: int = 3  # the best base passages whose mentions count as `bridge` evidence
     ## PPR (HippoRAG 2)
     ppr_damping: float = 0.5  # the walk's damping (below 1)
@@ -194,7 +194,7 @@ MAX_K = 1000  # every count of candidates, seeds, quotas (`*_k`, `*_candidates`)
 MAX_BOUNDS = {"spread_time_budget_s": 10.0, "spread_max_expansions": 1_000_000,
               "spread_max_frontier_size": 1_000_000, "spread_per_node_neighbor_limit": 10_000,
               "final_rerank_candidates": 100, "fact_ann_breadth": 10_000,
-              "rank_walk_every": MAX_K, "rank_walk_head": MAX_K, "rank_walk_trust": 1.0}
+              "rank_ppr_every": MAX_K, "rank_ppr_head": MAX_K, "rank_ppr_trust": 1.0}
 MIN_PPR_PUSH_EPS = 1e-9
 MAX_RANK_WEIGHT = 100.0
 

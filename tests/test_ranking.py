@@ -221,22 +221,22 @@ def test_the_question_may_complete_a_title_the_top_passage_names(chain):
     assert on["Fist Power"] == 0.0  # a passage does not bridge to its own page
 
 
-def test_the_walk_gets_every_nth_place_after_the_head_and_nothing_is_dropped():
+def test_ppr_gets_every_nth_place_after_the_head_and_nothing_is_dropped():
     from dgrag.retrieve.ranking import interleave
 
     ranked = [(10, 5.0), (11, 4.0), (12, 3.0), (13, 2.0), (14, 1.0), (15, 0.5), (16, 0.2)]
-    # the walk's best is already in the head, 99 is no candidate: its places go to 15, then 16
+    # PPR's best is already in the head, 99 is no candidate: its places go to 15, then 16
     assert interleave(ranked, [10, 99, 15, 16], head=2, every=3) == [
         (10, 5.0), (11, 4.0), (12, 3.0), (13, 2.0), (15, 0.5), (14, 1.0), (16, 0.2)]
     assert interleave(ranked, [16], head=1, every=2) == [
         (10, 5.0), (11, 4.0), (16, 0.2), (12, 3.0), (13, 2.0), (14, 1.0), (15, 0.5)]
-    # no new walk passage, every 0, or a head as long as the list: the weighted order
+    # no new PPR passage, every 0, or a head as long as the list: the weighted order
     assert interleave(ranked, [10, 11], head=2, every=3) == ranked
     assert interleave(ranked, [16], head=2, every=0) == ranked
     assert interleave(ranked, [16], head=7, every=1) == ranked
 
 
-def test_half_the_walks_pages_corroborated_reaches_a_trust_of_one_half():
+def test_half_of_pprs_pages_corroborated_reaches_a_trust_of_one_half():
     from dgrag.config import RetrievalConfig
     from dgrag.retrieve.methods import graph_trust
     from dgrag.retrieve.ranking import trusted
@@ -247,5 +247,5 @@ def test_half_the_walks_pages_corroborated_reaches_a_trust_of_one_half():
     cfg = RetrievalConfig()
     walk = [(n, 1.0) for n in (0, 1, 2, 3, 10, 11, 12, 13)]  # 4 of its 8 pages among dense's best
     trust = graph_trust(page, RetrievalConfig(spread_trust_dense_k=4), np.arange(4), walk)
-    assert trusted(trust, cfg.rank_walk_trust) and not trusted(trust, 0.51)
+    assert trusted(trust, cfg.rank_ppr_trust) and not trusted(trust, 0.51)
     assert not trusted(graph_trust(page, RetrievalConfig(spread_trust_dense_k=3), np.arange(3), walk), 0.5)

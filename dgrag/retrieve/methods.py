@@ -107,7 +107,7 @@ def run_diffusion(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact:
     wants_walk = cfg.rank_w_ppr > 0 if weighted else (cfg.spread_graph_fusion > 0 or cfg.spread_evidence_weight > 0)
     if (facts.positions.size or exact) and wants_walk:
         graph = run_ppr(li, cfg, qv, routes, exact, dense, fallback=False).ranked["chunk"][:cfg.spread_chunk_k]
-        # weighted, the trust only decides whether the walk gets places in the tail (`_weighted_chunks`)
+        # weighted, the trust only decides whether PPR gets places in the tail (`_weighted_chunks`)
         trust = graph_trust(li.page_of(), cfg, chunks.positions, graph)
     ev_weight = 0.0 if weighted else cfg.spread_evidence_weight * trust  # the ranking weighs it instead
     ev = fact_evidence(li, facts, exact) if (ev_weight > 0 or (weighted and cfg.rank_w_evidence > 0)) else None
@@ -148,9 +148,10 @@ def _known(sim: np.ndarray, cos: QueryCosines, nodes: np.ndarray) -> np.ndarray:
 
 def _weighted_chunks(li, cfg: RetrievalConfig, query: str, chunks: Route, walked, graph, ev, dense, trust: float):
     """The chunk ranking of `rank_mode: evidence` (ranking.py), and its features for the trace.
-    Where the fact-seeded walk is corroborated by dense (`trust` at least `rank_walk_trust`),
-    it also gets places in the tail (`ranking.interleave`): the walk finds the later hops
-    (R@10) that one linear score ranks too low, and the head stays the weighted ranking's."""
+    Where the fact-seeded PPR walk is corroborated by dense (`trust` at least
+    `rank_ppr_trust`), it also gets places in the tail (`ranking.interleave`): it finds the
+    later hops (R@10) that one linear score ranks too low, and the head stays the weighted
+    ranking's."""
     if cfg.rank_w_lexical > 0 and query:  # a weight of 0 costs nothing: no index built, no candidates
         lex_rows, index = li.lexical()
         lexical = (lex_rows, index.scores(query))
@@ -165,14 +166,14 @@ def _weighted_chunks(li, cfg: RetrievalConfig, query: str, chunks: Route, walked
     language = language_of(query) if cfg.rank_w_language > 0 and query else ""
     F = ranking.features(li, cfg, cands, chunks, lexical, walk, ppr, ev, dense, bridge, language)
     ranked = ranking.rank(cands, F, ranking.weights_of(cfg))
-    walk = [n for n, _ in graph[:cfg.rank_candidate_k]]  # candidates all (`ranking.candidates`)
-    slots = cfg.rank_walk_every > 0 and bool(walk) and ranking.trusted(trust, cfg.rank_walk_trust)
-    if slots:
-        ranked = ranking.interleave(ranked, walk, cfg.rank_walk_head, cfg.rank_walk_every)
+    by_ppr = [n for n, _ in graph[:cfg.rank_candidate_k]]  # every one a candidate (`ranking.candidates`)
+    places = cfg.rank_ppr_every > 0 and bool(by_ppr) and ranking.trusted(trust, cfg.rank_ppr_trust)
+    if places:
+        ranked = ranking.interleave(ranked, by_ppr, cfg.rank_ppr_head, cfg.rank_ppr_every)
     at = {int(c): i for i, c in enumerate(cands.tolist())}
     return ranked, {"ranking": {"features": list(ranking.FEATURES), "nodes": cands.tolist(),
-                                "values": np.round(F, 5).tolist(), "walk_trust": round(trust, 4),
-                                "walk": [at[n] for n in walk if n in at], "walk_places": slots}}
+                                "values": np.round(F, 5).tolist(), "ppr_trust": round(trust, 4),
+                                "ppr_order": [at[n] for n in by_ppr], "ppr_places": places}}
 
 
 def graph_trust(page: np.ndarray, cfg: RetrievalConfig, dense_ids: np.ndarray,

@@ -131,17 +131,18 @@ def bridge_scores(li: LoadedIndex, chunks: Route, top: int,
     page = li.page_of()
     base = _minmax(np.asarray(chunks.score, dtype=np.float64))
     out = np.zeros(rows.size)
+    doc_page = page[rows]
     for p, s in zip(chunks.positions[:top].tolist(), base[:top].tolist()):
         at = np.flatnonzero(rows == p)
         if at.size and s > 0:
-            _bridge_from(li, rows, page, int(at[0]), s, question, out)
+            _bridge_from(li, doc_page, int(at[0]), s, question, out)
     return rows, out
 
 
-def _bridge_from(li: LoadedIndex, rows: np.ndarray, page: np.ndarray, doc: int, s: float,
-                 question: np.ndarray | None, out: np.ndarray) -> None:
-    """The credit lexical document `doc` (base score `s`) lends the titles it names."""
-    doc_page = page[rows]
+def _bridge_from(li: LoadedIndex, doc_page: np.ndarray, doc: int, s: float, question: np.ndarray | None,
+                 out: np.ndarray) -> None:
+    """The credit lexical document `doc` (base score `s`) lends the titles it names;
+    `doc_page` is each lexical document's page."""
     for titles in li.titles():
         if question is not None and question.size:
             need = np.zeros(titles.titles.shape[1], dtype=bool)
@@ -177,26 +178,26 @@ def rank(cands: np.ndarray, F: np.ndarray, w: np.ndarray) -> list[tuple[int, flo
 
 
 def trusted(trust: float, bar: float) -> bool:
-    """`trust` reaches `bar`, up to rounding: half the walk's pages corroborated is a trust of
+    """`trust` reaches `bar`, up to rounding: half of PPR's pages corroborated is a trust of
     (0.5 - 0.34) / 0.32, 0.49999999999999994 in floating point."""
     return trust >= bar - 1e-9
 
 
-def interleave(ranked: list[tuple[int, float]], walk: list[int], head: int, every: int) -> list[tuple[int, float]]:
-    """`ranked` (the weighted ranking, best first) with places given to `walk` (the walk's
+def interleave(ranked: list[tuple[int, float]], other: list[int], head: int, every: int) -> list[tuple[int, float]]:
+    """`ranked` (the weighted ranking, best first) with places given to `other` (PPR's
     passages, best first): the first `head` places stay `ranked`'s; after them every
-    `every`-th place goes to the best walk passage not yet placed, if it is a candidate
-    (keeping its own score). Nothing is dropped: what the walk's places push down follows."""
+    `every`-th place goes to the best of `other` not yet placed, if it is a candidate
+    (keeping its own score). Nothing is dropped: what those places push down follows."""
     score = dict(ranked)
-    walk = [n for n in walk if n in score]
+    other = [n for n in other if n in score]
     out = [n for n, _ in ranked[:head]]
     placed = set(out)
-    mine, theirs = iter(n for n, _ in ranked[head:]), iter(walk)
+    mine, theirs = iter(n for n, _ in ranked[head:]), iter(other)
     while len(out) < len(ranked):
         source = theirs if every > 0 and (len(out) - head) % every == every - 1 else mine
         nxt = next((n for n in source if n not in placed), None)
         if nxt is None:
-            if source is theirs:  # the walk has nothing new: the weighted ranking goes on
+            if source is theirs:  # nothing new there: the weighted ranking goes on
                 every = 0
                 continue
             break
