@@ -286,7 +286,9 @@ def _explain(service: Service, query: str, config: dict, node_id: str):
 
 # which method is the default and why, where a method is chosen (measured: docs/benchmarks.md)
 METHOD_INFO = ("diffusion is the default: one score per section weighs dense similarity, exact words and "
-               "identifiers, the page, the next hop a top passage names, links between pages and the facts' graph. ppr is HippoRAG 2's walk "
+               "identifiers, the page, the next hop a top passage (with the question) names, links between pages "
+               "and the facts' graph; where dense agrees with the facts' walk, that walk also fills some places "
+               "after the first two. ppr is HippoRAG 2's walk "
                "(it falls back to dense when its seeds find nothing dense agrees with); dense is vector "
                "search alone.")
 
