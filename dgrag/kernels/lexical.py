@@ -63,13 +63,16 @@ class LexicalIndex:
     def n_docs(self) -> int:
         return int(self.weights.shape[0])
 
+    def _known(self, text: str) -> list[int]:
+        return [self.vocab[t] for t in tokenize(text) if t in self.vocab]
+
     def term_ids(self, text: str) -> np.ndarray:
         """The distinct known terms of `text`, ascending."""
-        return np.unique(np.array([self.vocab[t] for t in tokenize(text) if t in self.vocab], dtype=np.int64))
+        return np.unique(np.array(self._known(text), dtype=np.int64))
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 of `query` against every document (zeros when no query term is known)."""
-        cols = [self.vocab[t] for t in tokenize(query) if t in self.vocab]
+        cols = self._known(query)
         if not cols:
             return np.zeros(self.n_docs)
         counts = np.bincount(cols)
@@ -112,16 +115,14 @@ class TitleIndex:
     specificity: np.ndarray     # sum of the title terms' IDF over `scale`, at most 1
     doc_terms: sparse.csr_matrix  # (n_docs, n_terms): the terms each doc holds
 
-    by_term: sparse.csc_matrix = None  # `titles` by column: the titles holding each term
     # each title filed under its rarest term (fewest titles), so a document reads only the
     # titles filed under its own terms: a common title term ("chunk", "api") lists most titles
     by_anchor: sparse.csc_matrix = None
 
     def __post_init__(self):
-        if self.by_term is None:
-            object.__setattr__(self, "by_term", self.titles.tocsc())
         if self.by_anchor is None:
-            object.__setattr__(self, "by_anchor", _anchored(self.titles, np.diff(self.by_term.indptr)))
+            title_df = np.bincount(self.titles.indices, minlength=self.titles.shape[1])
+            object.__setattr__(self, "by_anchor", _anchored(self.titles, title_df))
 
     def mentioned_by(self, doc: int, also: np.ndarray | None = None, need: np.ndarray | None = None) -> np.ndarray:
         """The documents (ascending) whose every title term document `doc` holds, or holds

@@ -143,13 +143,13 @@ def _bridge_from(li: LoadedIndex, doc_page: np.ndarray, doc: int, s: float, ques
                  out: np.ndarray) -> None:
     """The credit lexical document `doc` (base score `s`) lends the titles it names;
     `doc_page` is each lexical document's page."""
-    for titles in li.titles():
-        if question is not None and question.size:
-            need = np.zeros(titles.titles.shape[1], dtype=bool)
-            need[titles.terms_of(doc)] = True
-            hit = titles.mentioned_by(doc, also=question, need=need)
-        else:
-            hit = titles.mentioned_by(doc)
+    pages, headings = li.titles()  # one vocabulary and one term matrix: `need` serves both
+    need = None
+    if question is not None and question.size:
+        need = np.zeros(pages.titles.shape[1], dtype=bool)
+        need[pages.terms_of(doc)] = True
+    for titles in (pages, headings):
+        hit = titles.mentioned_by(doc, also=question, need=need)
         hit = hit[doc_page[hit] != doc_page[doc]]
         # a passage's credit is shared by the titles it names, as PPR shares an entity's
         # by its passages: a reference page naming 40 sections lends each little
