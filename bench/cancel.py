@@ -11,7 +11,11 @@ point, types Ctrl-C and times until `[cancelled]` and the prompt are written. Th
 * silent    -- the answer's request held before its first byte;
 * streaming -- the first words of the answer shown, the rest held;
 * tool      -- the agent's tool round (which search next) held;
-* back-off  -- the model answered 429 (Retry-After 600, capped at 30 s): the client waits to retry.
+* back-off  -- the model answered 429 (Retry-After 600, capped at 30 s): the client waits to retry;
+* prompt    -- no answer: a line typed at the prompt and Ctrl-C in one write (a paste, or keys
+               a busy machine delivers together); the line is cleared and the prompt given
+               back. `lost` counts the times nothing came within 5 s (the bench then types
+               Enter to get the prompt back).
 
 Held requests are released only at the end, so every figure is measured while the model still
 has not answered. The load average at the start and at the end is printed with the figures.
@@ -35,7 +39,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))  # the loopback OpenAI server lives with the tests
 
-POINTS = ("rewrite", "silent", "streaming", "tool", "back-off")
+POINTS = ("rewrite", "silent", "streaming", "tool", "back-off", "prompt")
+LOST_S = 5.0  # no prompt this long after Ctrl-C at the prompt: lost
 PROMPT = b"dgrag> "
 
 
@@ -129,6 +134,22 @@ def _wait(server, point: str, n: int, held_before: int) -> None:
         server.wait_held(held_before + 1)
 
 
+def _at_prompt(chat: Chat, n: int, times: dict, lost: dict) -> None:
+    """A line and Ctrl-C in one write at the prompt: the time to the next prompt, or lost."""
+    t0 = time.perf_counter()
+    chat.type(f"prompt {n}\x03")
+    try:
+        out = chat.expect(PROMPT, timeout=LOST_S)
+    except RuntimeError:
+        lost["prompt"] += 1
+        chat.type("\n")
+        chat.expect(PROMPT, timeout=120)
+        return
+    times["prompt"].append(time.perf_counter() - t0)
+    if b"^C" not in out:
+        raise RuntimeError(f"prompt: no ^C in {out!r}")
+
+
 def run(rounds: int) -> dict:
     from openai_server import start_server
 
@@ -142,12 +163,16 @@ def run(rounds: int) -> dict:
         chat = Chat(["--db", str(db), "--config", json.dumps({"final_chunk_k": 2, "final_code_k": 0,
                                                                 "final_table_k": 0, "final_image_k": 0})], env)
         times: dict[str, list[float]] = {p: [] for p in POINTS}
+        lost = {p: 0 for p in POINTS}
         try:
             chat.expect(PROMPT)
             chat.type("How do I create an app with ACE Tools?\n")  # a history, so each answer starts by a rewrite
             chat.expect(PROMPT)
             for n in range(rounds):
                 for point in POINTS:
+                    if point == "prompt":
+                        _at_prompt(chat, n, times, lost)
+                        continue
                     held = server.held
                     chat.type(f"{point} {n}\n")
                     _wait(server, point, n, held)
@@ -167,8 +192,8 @@ def run(rounds: int) -> dict:
             chat.type("/exit\n")
             chat.close()
             server.stop()
-    rows = {p: {"n": len(v), "p50_ms": round(statistics.median(v) * 1000, 1), "max_ms": round(max(v) * 1000, 1)}
-            for p, v in times.items()}
+    rows = {p: {"n": len(v) + lost[p], "lost": lost[p], "p50_ms": round(statistics.median(v) * 1000, 1) if v else None,
+                "max_ms": round(max(v) * 1000, 1) if v else None} for p, v in times.items()}
     return {"points": rows, "load_average": {"start": [round(x, 1) for x in load0],
                                              "end": [round(x, 1) for x in os.getloadavg()]},
             "cpus": os.cpu_count()}
@@ -183,9 +208,9 @@ def main() -> None:
     if args.json:
         print(json.dumps(out, indent=2))
         return
-    print(f"{'point':<10} {'n':>3} {'p50 ms':>8} {'max ms':>8}")
+    print(f"{'point':<10} {'n':>3} {'lost':>4} {'p50 ms':>8} {'max ms':>8}")
     for point, row in out["points"].items():
-        print(f"{point:<10} {row['n']:>3} {row['p50_ms']:>8} {row['max_ms']:>8}")
+        print(f"{point:<10} {row['n']:>3} {row['lost']:>4} {row['p50_ms']!s:>8} {row['max_ms']!s:>8}")
     print(f"load average (1, 5, 15 min) at start {out['load_average']['start']}, at end "
           f"{out['load_average']['end']}, on {out['cpus']} CPUs")
 

@@ -9,6 +9,8 @@ written and returns to the prompt.
 """
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import signal
 import sys
@@ -63,23 +65,76 @@ def read_questions(stream: TextIO) -> Iterator[str]:
     """Lines of input. On a terminal: a prompt through input() (readline: editing, history),
     Ctrl-C clears the line. From a pipe: each line echoed after the prompt."""
     if stream.isatty() and stream is sys.stdin:
-        try:
-            import readline  # noqa: F401 - gives input() line editing and history
-        except ImportError:  # pragma: no cover - Windows
-            pass
+        ctrl_c_is_a_key = _bind_ctrl_c()
         while True:
             try:
-                yield input(PROMPT)
+                with _no_interrupt_char(stream) if ctrl_c_is_a_key else contextlib.nullcontext():
+                    line = input(PROMPT)
             except EOFError:
                 print()
                 return
-            except KeyboardInterrupt:
+            except KeyboardInterrupt:  # a SIGINT from elsewhere, or readline without the key
                 print("^C")
+                continue
+            if CTRL_C in line:  # typed at the prompt: readline has shown it as ^C
+                _forget_last_line(line)
+                continue
+            yield line
         return
     for line in stream:
         line = line.rstrip("\r\n")
         print(PROMPT + line, flush=True)
         yield line
+
+
+# At the prompt Ctrl-C is a key that readline reads, not a signal. readline drops a SIGINT that
+# comes while it handles typed keys (Python checks its signals only when readline's own wait
+# is interrupted), and the terminal then shows nothing until the next key: with keys and
+# Ctrl-C arriving together, about 1 time in 50. So while input() reads, the terminal's
+# interrupt character is off and Ctrl-C is bound to "insert a literal ^C, accept the line".
+CTRL_C = "\x03"
+
+
+def _bind_ctrl_c() -> bool:
+    """Bind Ctrl-C for the prompt; False where readline is missing or is libedit (whose
+    bindings are written otherwise: there the prompt keeps the signal)."""
+    try:
+        import readline
+    except ImportError:  # pragma: no cover - Windows
+        return False
+    if "libedit" in (readline.__doc__ or ""):  # pragma: no cover - macOS's Python
+        return False
+    readline.parse_and_bind(r'"\C-c": "\C-v\C-c\C-m"')
+    return True
+
+
+@contextlib.contextmanager
+def _no_interrupt_char(stream: TextIO):
+    """The terminal's interrupt character off for the block, as it was after it."""
+    import termios
+
+    fd = stream.fileno()
+    try:
+        before = termios.tcgetattr(fd)
+    except termios.error:
+        yield
+        return
+    during = termios.tcgetattr(fd)
+    during[6][termios.VINTR] = bytes([os.fpathconf(fd, "PC_VDISABLE") & 0xFF])
+    termios.tcsetattr(fd, termios.TCSANOW, during)
+    try:
+        yield
+    finally:
+        termios.tcsetattr(fd, termios.TCSANOW, before)
+
+
+def _forget_last_line(line: str) -> None:
+    """Keep a line cleared by Ctrl-C out of the history that the up arrow walks."""
+    import readline
+
+    n = readline.get_current_history_length()
+    if n and readline.get_history_item(n) == line:
+        readline.remove_history_item(n - 1)
 
 
 class ChatSession:
