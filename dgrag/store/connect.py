@@ -152,6 +152,9 @@ def migrate(con) -> int:
         sql = path.read_text(encoding="utf-8")
         con.execute("BEGIN IMMEDIATE")
         try:
+            if applied_version(con) >= version:  # another connection applied it since we looked
+                con.execute("COMMIT")
+                continue
             for statement in _split_sql(sql):
                 con.execute(statement)
             if version in STEPS:
