@@ -106,7 +106,7 @@ def permutations(pages: list[str], copies: int, common: int = COMMON, common_cjk
     cjk = Counter({w: n for w, n in counts.items() if w[0] >= "\u4e00"})
     kept = _kept_words() | {w for w, _ in latin.most_common(common)} | {w for w, _ in cjk.most_common(common_cjk)}
     groups: dict[tuple, list[str]] = {}
-    for rank, (w, _) in enumerate(counts.most_common()):
+    for w, _ in counts.most_common():
         if w not in kept:
             key = ("cjk",) if len(w) == 1 and w >= "\u4e00" else ("latin", len(w))
             groups.setdefault(key, []).append(w)  # in order of frequency
