@@ -90,8 +90,9 @@ def read_questions(stream: TextIO) -> Iterator[str]:
 # At the prompt Ctrl-C is a key that readline reads, not a signal. readline drops a SIGINT that
 # comes while it handles typed keys (Python checks its signals only when readline's own wait
 # is interrupted), and the terminal then shows nothing until the next key: with keys and
-# Ctrl-C arriving together, 10 times in 40 (`bench.cancel`, the prompt point). So while input() reads, the terminal's
-# interrupt character is off and Ctrl-C is bound to "insert a literal ^C, accept the line".
+# Ctrl-C arriving together, 10 times in 40 (`bench.cancel`, the prompt point). So while
+# input() reads, the terminal's interrupt character is off and Ctrl-C is bound to "insert a
+# literal ^C, accept the line".
 CTRL_C = "\x03"
 
 
