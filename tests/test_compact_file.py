@@ -142,3 +142,37 @@ def test_dgrag_snapshot_writes_the_compact_int8_file_and_it_answers_alike(tmp_pa
         hits = [[c["id"] for c in Retriever(Settings(db_path=p)).retrieve(q, {"method": "diffusion"})["chunks"][:3]]
                 for p in (src, small)]
         assert hits[0] == hits[1]
+
+
+def test_new_facts_reuse_the_vector_of_their_text_in_a_compact_file(tmp_path):
+    """A fact whose text an embedded fact has (its owner's or an alias's) takes that vector; only
+    new texts reach the model, each once however the batches fall."""
+    from dgrag.backends.embedders import Embedder
+    from dgrag.config import Settings
+    from dgrag.enrich.semantic_layer import embed_facts
+
+    class Recording(Embedder):
+        model_id, dim = "hash/test", DIM
+        seen: list[str] = []
+
+        def embed_passages(self, texts):
+            self.seen.extend(texts)
+            return _unit(np.random.default_rng(len(self.seen)), len(texts))
+
+    rng = np.random.default_rng(9)
+    held = _source(tmp_path / "src.db", rng)
+    with Store(tmp_path / "src.db") as st:
+        st.copy_to(tmp_path / "small.db", int8=False)
+    texts = ["fact 3", "fact 14", "new one", "new two", "new one", "fact 3"]
+    with Store(tmp_path / "small.db") as st:
+        with st.transaction():
+            st.con.executemany("INSERT INTO facts(rowid, head, relation, tail, text, chunk, source, embedded) "
+                               "VALUES (?, 1, 'r', 2, ?, ?, 'offline', 0)",
+                               [(40 + i, t, 200 + i) for i, t in enumerate(texts)])
+            st.con.execute("UPDATE facts SET text = 'renamed' WHERE rowid = 4")  # 'fact 3': alias 24 only
+        assert embed_facts(st, Recording(), Settings(db_path=tmp_path / "small.db", embedding_batch_size=2)) == 2
+        got = dict(zip(*st.vectors.matrix("fact")))
+    assert sorted(Recording.seen) == ["new one", "new two"]
+    assert np.allclose(got[40], held["facts"][3]) and np.allclose(got[45], held["facts"][3])
+    assert np.allclose(got[41], held["facts"][14])
+    assert np.array_equal(got[42], got[44]) and not np.allclose(got[42], got[43])

@@ -31,9 +31,12 @@ def embed_facts(store: Store, embedder, settings: Settings, progress: Progress |
     vector. Returns the number of texts the model embedded."""
     pending = store.semantic.pending_facts()
     bs, embedded = max(1, settings.embedding_batch_size), 0
+    done = store.semantic.embedded_fact_texts(t for _, t in pending)  # text -> a fact holding its vector
     for i in range(0, len(pending), bs):
         batch = pending[i:i + bs]
-        known = store.semantic.fact_vectors_by_text([t for _, t in batch])
+        known_rows = {t: done[t] for _, t in batch if t in done}
+        by_row = store.vectors.of_rowids("fact", list(set(known_rows.values())))
+        known = {t: by_row[r] for t, r in known_rows.items() if r in by_row}
         todo = sorted({t for _, t in batch if t not in known}, key=len)  # less padding
         fresh = dict(zip(todo, embedder.embed_passages([t[:settings.embedding_max_chars] for t in todo])))
         vecs = np.stack([fresh[t] if t in fresh else known[t] for _, t in batch])
@@ -41,6 +44,8 @@ def embed_facts(store: Store, embedder, settings: Settings, progress: Progress |
             store.vectors.put("fact", [r for r, _ in batch], vecs,
                               [text_hash(t[:settings.embedding_max_chars]) for _, t in batch])
             store.semantic.mark_facts_embedded([r for r, _ in batch])
+        for r, t in batch:
+            done.setdefault(t, r)
         embedded += len(todo)
         if progress:
             progress("embed facts", i + len(batch), len(pending))

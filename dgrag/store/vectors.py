@@ -26,7 +26,7 @@ VECTOR_TYPES = NODE_TYPES + ("fact",)
 # migration folds it into vec_entity (`fold_name_vectors`).
 OLD_NAME_VECTORS = "entity_name"
 CHUNK_VECTORS = 1024  # vec0's default: vectors allocated at a time while a table grows
-# Facts with the same text have the same vector (semantic.fact_vectors_by_text reuses it): a
+# Facts with the same text have the same vector (enrich.semantic_layer.embed_facts reuses it): a
 # quarter of the ArkUI-X facts. A compact file stores it once, under one of them, and maps the
 # others onto it (schema 8's `fact_vector_alias`); `matrix`, `knn`, `counts` read them as if
 # each had its own.
@@ -42,7 +42,7 @@ ALIASES = "fact_vector_alias"
 CENTRES = "vector_centre"
 CENTRE_PERCENTILE = 99.99
 
-__all__ = ["create_tables", "exist", "put", "by_embed_hash", "put_bulk", "knn", "matrix", "delete_of_nodes",
+__all__ = ["create_tables", "exist", "put", "by_embed_hash", "of_rowids", "put_bulk", "knn", "matrix", "delete_of_nodes",
            "delete_facts", "counts", "storage", "compact", "centre_of"]
 
 
@@ -139,6 +139,25 @@ def by_embed_hash(con, kind: str, hashes: Sequence[str]) -> dict[str, np.ndarray
         q = (f"SELECT n.embed_hash, v.embedding FROM nodes n JOIN vec_{kind} v ON v.rowid = n.rowid "
              f"WHERE n.embed_hash IN ({','.join('?' * len(part))})")
         out.update((h, decode(b, dim, centre)) for h, b in con.execute(q, part))
+    return out
+
+
+def of_rowids(con, kind: str, rowids: Sequence[int]) -> dict[int, np.ndarray]:
+    """The vectors of `rowids` as float32 (a fact alias reads the vector it shares); rows
+    without one are left out."""
+    dim = int(meta.get(con, "embedding_dim") or 0)
+    centre = centre_of(con, kind)
+    own = {int(r): int(r) for r in rowids}
+    if kind == "fact" and _has_aliases(con):
+        part = list(own)
+        for i in range(0, len(part), 500):
+            own.update(con.execute(f"SELECT fact, same_as FROM {ALIASES} WHERE fact IN "
+                                   f"({','.join('?' * len(part[i:i + 500]))})", part[i:i + 500]).fetchall())
+    out = {}
+    for rowid, stored in own.items():
+        row = con.execute(f"SELECT embedding FROM vec_{kind} WHERE rowid = ?", (stored,)).fetchone()
+        if row is not None:
+            out[rowid] = decode(row[0], dim, centre)
     return out
 
 
