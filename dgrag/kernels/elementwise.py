@@ -1,9 +1,13 @@
 """The BLAS engine's kernels numpy has no fast form for: the exact GELU, attention within each
 text, the tokenizer's Viterbi. Compiled with numba, serial and without the GIL: the engine runs
 one per thread of its own (so they take the calling thread's CPU priority), and numba's own
-thread pool would take one parallel call at a time. The erf is a float32 one that vectorises
-(libm's does not)."""
+thread pool would take one parallel call at a time. The erf and the softmax's exp are float32
+polynomials that vectorise (libm's are one call per element). `error_model="numpy"`: numba's
+default checks every float division for zero, and that branch alone kept LLVM from vectorising
+the GELU (3.1x slower, `docs/benchmarks.md`)."""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from numba import njit
@@ -18,7 +22,7 @@ A0, A1, A2, A3, A4, A5, A6 = (np.float32(a) for a in _ALPHA)
 B0, B1, B2, B3, B4 = (np.float32(b) for b in _BETA)
 
 
-@njit(fastmath=True, inline="always")
+@njit(fastmath=True, error_model="numpy", inline="always")
 def _erf(x):
     x = min(max(x, np.float32(-4.0)), np.float32(4.0))
     x2 = x * x
@@ -27,7 +31,7 @@ def _erf(x):
     return p / q
 
 
-@njit(fastmath=True, cache=True, nogil=True)
+@njit(fastmath=True, error_model="numpy", cache=True, nogil=True)
 def _gelu_rows(x):
     half, r2 = np.float32(0.5), np.float32(0.7071067811865476)
     for i in range(x.shape[0]):
@@ -43,11 +47,37 @@ def gelu(x: np.ndarray) -> np.ndarray:
     return x
 
 
-@njit(fastmath=True, cache=True, nogil=True)
+# 2^f on [0, 1) by its Taylor polynomial (ln 2)^i / i!, degree 7: relative error below 2e-6
+_EXP2 = tuple(np.float32(math.log(2.0) ** i / math.factorial(i)) for i in range(8))
+E0, E1, E2, E3, E4, E5, E6, E7 = _EXP2
+LOG2E = np.float32(1.0 / math.log(2.0))
+
+
+@njit(fastmath=True, error_model="numpy", inline="always")
+def _exp_nonpositive(src, n, bits, out):
+    """out[:n] = exp(src[:n]) for arguments <= 0 (a softmax's, less their maximum): 2^k, built
+    in a float's exponent bits (`bits`, int32 scratch), times 2^f by the polynomial. Below
+    2^-126 it gives 2^-126 times 2^f, not 0: nothing a softmax's sum notices."""
+    for s in range(n):
+        y = max(src[s] * LOG2E, np.float32(-126.0))
+        k = np.floor(y)
+        f = y - k
+        out[s] = ((((((E7 * f + E6) * f + E5) * f + E4) * f + E3) * f + E2) * f + E1) * f + E0
+        bits[s] = (np.int32(k) + np.int32(127)) << np.int32(23)
+    scale = bits[:n].view(np.float32)
+    for s in range(n):
+        out[s] *= scale[s]
+
+
+@njit(fastmath=True, error_model="numpy", cache=True, nogil=True)
 def _attend(qkv, seg, heads, out):
     H = qkv.shape[1] // 3
     hd = H // heads
     scale = np.float32(1.0 / np.sqrt(hd))
+    longest = 1
+    for g in range(seg.shape[0] - 1):
+        longest = max(longest, seg[g + 1] - seg[g])
+    row, bits = np.empty(longest, np.float32), np.empty(longest, np.int32)  # the softmax's scratch
     for job in range((seg.shape[0] - 1) * heads):  # one (segment, head) at a time
         g, h = job // heads, job % heads
         a, n = seg[g], seg[g + 1] - seg[g]
@@ -60,11 +90,12 @@ def _attend(qkv, seg, heads, out):
         S = q @ kt  # numba hands contiguous float32 products to BLAS (scipy's)
         for t in range(n):
             mx = S[t].max()
+            for s in range(n):
+                row[s] = S[t, s] - mx
+            _exp_nonpositive(row, n, bits, S[t])
             tot = np.float32(0.0)
             for s in range(n):
-                x = np.exp(S[t, s] - mx)
-                S[t, s] = x
-                tot += x
+                tot += S[t, s]
             S[t] *= np.float32(1.0) / tot
         o = S @ v
         for t in range(n):
