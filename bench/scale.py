@@ -3,6 +3,7 @@
 
     python -m bench.scale --index A.db [--index B.db] [--sizes 100000,300000,1000000]
                           [--breadths 200,400,800] [--compare-usearch 100000] [--threads 2] [--json OUT]
+    python -m bench.scale --index BIG.db --real [--questions Q.jsonl]   # a built corpus's own vectors
 
 The vector sets are synthetic, made from real ones (no text is embedded for them): the fact
 vectors of the given index files are the parents, and each synthetic vector is
@@ -11,7 +12,9 @@ with a a random parent, b one of a's 20 nearest parents (t uniform in [0, 0.5]: 
 own neighbourhoods), c and d two more random parents (s = 0.3: noise drawn from the data's own
 covariance, not isotropic, so vectors stay in the embedder's cone). s = 0.3 makes 20k synthetic
 vectors as dense as the real ones: their median nearest-neighbour cosine is the parents' (0.96
-on MuSiQue + ArkUI-X facts, e5-small). Sizes are prefixes of one draw.
+on MuSiQue + ArkUI-X facts, e5-small). Sizes are prefixes of one draw. With --real, the one size is every fact vector of the index files
+as they are (a built corpus's, e.g. `bench.replicate`'s tenfold one), and the queries are the
+questions only.
 Queries: the MuSiQue questions embedded with the index's own query embedder (through the
 project's embedder backend), and held-out synthetic vectors (another seed), reported apart.
 
@@ -260,6 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--compare-usearch", default="", help="sizes at which usearch's HNSW is measured too")
     ap.add_argument("--threads", type=int, default=0, help="threads of the index builds (0 = every core)")
     ap.add_argument("--work", type=Path, default=Path("/tmp/dgrag-scale"), help="where the files are written")
+    ap.add_argument("--real", action="store_true", help="the files' own fact vectors, not a synthetic draw")
     ap.add_argument("--json", type=Path, help="write the report here")
     args = ap.parse_args(argv)
     sizes, breadths = sorted(int(s) for s in args.sizes.split(",")), [int(b) for b in args.breadths.split(",")]
@@ -270,14 +274,18 @@ def main(argv: list[str] | None = None) -> int:
     ann._faiss()  # faiss first: imported after usearch (numkong), faiss 1.15.1's index_factory segfaults
     t0 = time.perf_counter()
     base, model = parents(args.index)
-    nn = nearest(base)
-    x_all = synthetic(base, nn, sizes[-1], seed=1)
-    queries = {"held_out": synthetic(base, nn, args.held_out, seed=2)}
+    if args.real:  # exact neighbours of every vector would take longer than the index: no draw
+        x_all, sizes, queries = base, [len(base)], {}
+        nn_median = {"real_20k": nn_cosine_median(base)}
+    else:
+        nn = nearest(base)
+        x_all = synthetic(base, nn, sizes[-1], seed=1)
+        queries = {"held_out": synthetic(base, nn, args.held_out, seed=2)}
+        nn_median = {"parents": nn_cosine_median(base), "synthetic_20k": nn_cosine_median(x_all)}
     if str(args.questions) and args.questions.is_file():
         queries = {"questions": question_vectors(model, args.questions), **queries}
     report: dict = {"model": model, "parents": len(base), "queries": {k: len(v) for k, v in queries.items()},
-                    "nn_cosine_median": {"parents": nn_cosine_median(base), "synthetic_20k": nn_cosine_median(x_all)},
-                    "sizes": {}, "usearch": {}}
+                    "nn_cosine_median": nn_median, "sizes": {}, "usearch": {}}
     print(json.dumps(report), file=sys.stderr, flush=True)
     for n in sizes:
         report["sizes"][n] = one_size(x_all[:n], queries, breadths, args.work, args.threads, model)

@@ -35,6 +35,21 @@ def test_the_fingerprint_sees_rowids_order_and_vectors():
     assert fp != ann.fingerprint(ids, other)
 
 
+def test_fold_groups_exactly_equal_rows_under_the_first():
+    rng = np.random.default_rng(9)
+    base = unit(rng, 4)
+    vec = base[[0, 1, 0, 2, 1, 0, 3]].copy()
+    near = vec.copy()
+    near[6, 20] += 1e-7  # equal in the hashed leading components, not in the whole row
+    for x, keep, groups in ((vec, [0, 1, 3, 6], [[0, 2, 5], [1, 4], [3], [6]]),
+                            (np.vstack([vec, near[6:]]), [0, 1, 3, 6, 7], [[0, 2, 5], [1, 4], [3], [6], [7]])):
+        k, indptr, members = ann.fold(x)
+        assert k.tolist() == keep
+        assert [members[indptr[i]:indptr[i + 1]].tolist() for i in range(len(k))] == groups
+    k, indptr, members = ann.fold(np.zeros((0, DIM), np.float32))
+    assert k.size == 0 and indptr.tolist() == [0] and members.size == 0
+
+
 def test_the_library_absent_leaves_exact_search(monkeypatch):
     def missing():
         raise ImportError("No module named 'faiss'")
@@ -198,6 +213,38 @@ def test_a_stale_index_is_rebuilt_when_the_facts_change(tmp_path):
     assert gone not in after.fact_rowids.tolist() and new in after.fact_rowids.tolist()
     queries = unit(rng, 10)
     _same(_recall_all(after, queries, 10, breadth=1200), _recall_all(after, queries, 10, breadth=0))
+    assert "from the file" in load_index(path, DUE).fact_search.how
+
+
+@ann_lib
+def test_facts_sharing_a_vector_are_indexed_once_and_all_found(tmp_path):
+    """Facts of one text share a vector: the index holds it once, a hit brings every fact of
+    it (what exact search returns), and an index stored over every row is built again."""
+    from dgrag.retrieve.loaded import load_index
+
+    rng = np.random.default_rng(10)
+    path = tmp_path / "facts.db"
+    _file_with_facts(path, rng, 600)
+    with Store(path) as st, st.transaction():  # every third fact takes the vector of the one before
+        ids, mat = st.vectors.matrix("fact")
+        order = np.argsort(ids)
+        for i in range(2, 600, 3):
+            st.con.execute("UPDATE vec_fact SET embedding = ? WHERE rowid = ?",
+                           (mat[order[i - 1]].tobytes(), int(ids[order[i]])))
+    li = load_index(path, DUE)
+    assert ann.size(li.fact_search.index) == 400 and li.fact_search.folded is not None
+    queries = unit(rng, 12)
+    for q, (got, got_cos), (want, want_cos) in zip(queries, _recall_all(li, queries, 30, breadth=400),
+                                                   _recall_all(li, queries, 30, breadth=0)):
+        np.testing.assert_allclose(got_cos, want_cos, rtol=0, atol=1e-6)  # the same scores, twins included
+        differ = set(got) ^ set(want)  # only where twins tie at the 30th place
+        assert all(abs(float(li.fact_vec[p] @ q) - float(want_cos[-1])) < 1e-6 for p in differ)
+    unfolded = ann.build(li.fact_vec, threads=1)  # what a file written before folding holds
+    with Store(path) as st:
+        st.write_ann("fact", "test/unit", 600, ann.fingerprint(li.fact_rowids, li.fact_vec),
+                     ann.describe(unfolded), ann.serialize(unfolded), 1.0)
+    again = load_index(path, DUE)
+    assert "built in" in again.fact_search.how and ann.size(again.fact_search.index) == 400
     assert "from the file" in load_index(path, DUE).fact_search.how
 
 

@@ -33,6 +33,7 @@ class FactSearch:
 
     index: object | None  # faiss's search is thread-safe: requests search it at once, no lock
     how: str
+    folded: tuple[np.ndarray, np.ndarray] | None = None  # kernels/ann.fold's (indptr, members), if any row repeats
 
 
 EXACT = FactSearch(None, "exact")
@@ -50,18 +51,22 @@ def fact_search(path, meta: dict, rowids: np.ndarray, vectors: np.ndarray, setti
         log.warning("%s: %s", path, how)
         return FactSearch(None, how)
     model, fp = str(meta.get("embedding_model") or ""), ann.fingerprint(rowids, vectors)
+    keep, indptr, members = ann.fold(vectors)  # the index holds each distinct vector once
+    folded = (indptr, members) if keep.size < n else None
     with Store(path, readonly=True) as st:
         stored = st.ann.read(KIND, model, n, fp)
     if stored is not None:
         head, blob = stored
-        return FactSearch(ann.deserialize(blob), f"approximate: {head.library}, from the file")
+        index = ann.deserialize(blob)
+        if ann.size(index) == keep.size:  # else built over every row, before folding: build again
+            return FactSearch(index, f"approximate: {head.library}, from the file", folded)
     t0 = time.perf_counter()
-    index = ann.build(vectors, threads=settings.index_threads)
+    index = ann.build(vectors[keep], threads=settings.index_threads)
     built_s = time.perf_counter() - t0
-    log.info("%s: built the fact ANN index of %d vectors in %.1fs", path, n, built_s)
+    log.info("%s: built the fact ANN index of %d vectors (%d distinct) in %.1fs", path, n, keep.size, built_s)
     kept = write_back and _write(path, model, n, fp, index, built_s)
     return FactSearch(index, f"approximate: {ann.describe(index)}, built in {built_s:.1f}s"
-                             + ("" if kept else " (not stored: the file was read-only or busy)"))
+                             + ("" if kept else " (not stored: the file was read-only or busy)"), folded)
 
 
 def _write(path, model: str, n: int, fp: str, index, built_s: float) -> bool:
@@ -80,4 +85,4 @@ def recall(search: FactSearch, vectors: np.ndarray, qv: np.ndarray, k: int,
     `breadth` candidates, or None where the route is exact (no index, or breadth 0)."""
     if search.index is None or breadth <= 0:
         return None
-    return ann.search_rescored(search.index, vectors, qv, k, max(breadth, k))
+    return ann.search_rescored(search.index, vectors, qv, k, max(breadth, k), search.folded)
