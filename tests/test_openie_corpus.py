@@ -73,3 +73,25 @@ def test_the_offline_step_drops_stop_entities_before_its_caps():
     assert all("Android" not in (h, t) for h, _, t in res["triples"])
     off = offline_openie_for_corpus(nodes, Settings(openie_stop_entity_share=0))(nodes[1])
     assert "Android" in [e for e, _ in off["entities"]]
+
+
+def test_a_second_slice_extracts_only_what_it_answers_and_changed_chunks(monkeypatch):
+    """The first start's build runs the step a slice at a time over one corpus: the stop-entities
+    come from the names remembered for unchanged chunks, and the results are a fresh run's."""
+    nodes = [{"rowid": 100 + i, "source_path": f"q{i}.md", "breadcrumb": f"Quay {i}", "language": "en",
+              "text": "", "meta": {}, "prose": f"Quay {i}\nThe Osprey tool builds for Harmony and ships Crate{i} weekly."}
+             for i in range(6)]
+    settings = Settings(openie_stop_entity_share=0.5, openie_stop_entity_min_docs=2)
+    first = offline_openie_for_corpus(nodes, settings)
+    want = [first(n) for n in nodes]
+    calls = []
+    real = heuristic_openie.extract
+    monkeypatch.setattr(heuristic_openie, "extract", lambda *a: calls.append(a[1]) or real(*a))
+    again = offline_openie_for_corpus(nodes, settings)
+    assert calls == []  # every chunk's names remembered
+    assert again(nodes[2]) == want[2] and calls == ["Quay 2"]  # the slice's own chunk, extracted to answer
+    edited = [*nodes[:5], {**nodes[5], "prose": "Quay 5\nThe Osprey tool now ships Crate5 daily."}]
+    calls.clear()
+    offline_openie_for_corpus(edited, settings)
+    assert calls == ["Quay 5"]  # changed text: extracted again
+    assert "Harmony" not in [e for e, _ in want[0]["entities"]]  # the stop-entities held throughout

@@ -171,12 +171,40 @@ def stop_entities(doc_entities: Iterable[tuple[str, Iterable[str]]], share: floa
 KEEP_TITLES = True   # a page's title (its breadcrumb's first heading) is never a stop-entity
 
 
+# The entity names each chunk's extraction gave, by a digest of what it read. The first start's
+# build runs the step a slice at a time (11 for the demo), each learning the stop-entities from
+# the whole corpus: extracting every chunk again each time took 69 s of the demo's build, where
+# the step alone takes 9.5 s. A pure function's memo, bounded: past the bound it starts over.
+_NAMES_SEEN: dict[bytes, tuple[str, ...]] = {}
+NAMES_SEEN_MAX = 500_000
+
+
+def _digest(*parts: str) -> bytes:
+    h = hashlib.blake2b(digest_size=16)
+    for part in parts:
+        h.update(part.encode("utf-8", "surrogatepass"))
+        h.update(b"\x00")
+    return h.digest()
+
+
 def offline_openie_for_corpus(nodes: list[dict], settings) -> Callable[[dict], dict]:
-    """Extract every chunk once, learn the stop-entities from the corpus, then answer per node."""
-    raw = {n["rowid"]: heuristic_openie.extract(openie_input(n), n["breadcrumb"], _lang(n), n["text"])
-           for n in nodes if len(openie_input(n).strip()) >= 20}
-    stop = stop_entities(((n.get("source_path") or str(n["rowid"]), [e for e, _ in raw[n["rowid"]][0]])
-                          for n in nodes if n["rowid"] in raw),
+    """Extract every chunk (once per process: a chunk whose text is unchanged reuses its names),
+    learn the stop-entities from the corpus, then answer per node."""
+    raw, names = {}, {}
+    for n in nodes:
+        text = openie_input(n)
+        if len(text.strip()) < 20:
+            continue
+        key = _digest(text, n["breadcrumb"], _lang(n), n["text"])
+        seen = _NAMES_SEEN.get(key)
+        if seen is None:
+            raw[n["rowid"]] = got = heuristic_openie.extract(text, n["breadcrumb"], _lang(n), n["text"])
+            if len(_NAMES_SEEN) >= NAMES_SEEN_MAX:
+                _NAMES_SEEN.clear()
+            seen = _NAMES_SEEN[key] = tuple(e for e, _ in got[0])
+        names[n["rowid"]] = seen
+    stop = stop_entities(((n.get("source_path") or str(n["rowid"]), names[n["rowid"]])
+                          for n in nodes if n["rowid"] in names),
                          settings.openie_stop_entity_share, settings.openie_stop_entity_min_docs,
                          {n["breadcrumb"].split(" / ")[0] for n in nodes if KEEP_TITLES})
 
