@@ -15,9 +15,10 @@ index the same size (53 MB). Its search is thread-safe and takes its breadth per
 
 Rows that repeat another exactly (facts of one text share its vector: 135,306 of the tenfold
 corpus's 369,662) are folded before the build (`fold`): the index holds each vector once, and
-a candidate stands for every row equal to it. Built over every row, the duplicates' cliques cut
-the graph's reach: recall@100 of exact fell to 0.951 on that corpus's own vectors (questions
-with none of their top 100 found), against 0.984 folded, which also builds 1.5x faster.
+a candidate stands for every row equal to it. Built over every row, the twins' cliques cut the
+graph's reach: recall@100 of exact at the default breadth was 0.940 on that corpus's own vectors
+(0.951 counting a twin for a twin; some questions had none of their top 100), against 0.980
+folded, which also builds 1.5x faster (docs/benchmarks.md).
 """
 from __future__ import annotations
 

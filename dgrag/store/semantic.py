@@ -6,7 +6,7 @@ import hashlib
 from typing import Iterable, Sequence
 
 from ..core import Fact
-from . import meta, vectors
+from . import vectors
 
 __all__ = ["upsert_entity", "set_entity_text", "clear_chunk", "add_chunk_entity", "add_fact", "forget_nodes",
            "rebuild_edges", "pending_facts", "embedded_fact_texts", "mark_facts_embedded", "facts_by_rowids", "all_facts",

@@ -149,10 +149,11 @@ def of_rowids(con, kind: str, rowids: Sequence[int]) -> dict[int, np.ndarray]:
     centre = centre_of(con, kind)
     own = {int(r): int(r) for r in rowids}
     if kind == "fact" and _has_aliases(con):
-        part = list(own)
-        for i in range(0, len(part), 500):
+        asked = list(own)
+        for i in range(0, len(asked), 500):
+            part = asked[i:i + 500]
             own.update(con.execute(f"SELECT fact, same_as FROM {ALIASES} WHERE fact IN "
-                                   f"({','.join('?' * len(part[i:i + 500]))})", part[i:i + 500]).fetchall())
+                                   f"({','.join('?' * len(part))})", part).fetchall())
     out = {}
     for rowid, stored in own.items():
         row = con.execute(f"SELECT embedding FROM vec_{kind} WHERE rowid = ?", (stored,)).fetchone()
