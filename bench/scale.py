@@ -12,9 +12,9 @@ with a a random parent, b one of a's 20 nearest parents (t uniform in [0, 0.5]: 
 own neighbourhoods), c and d two more random parents (s = 0.3: noise drawn from the data's own
 covariance, not isotropic, so vectors stay in the embedder's cone). s = 0.3 makes 20k synthetic
 vectors as dense as the real ones: their median nearest-neighbour cosine is the parents' (0.96
-on MuSiQue + ArkUI-X facts, e5-small). Sizes are prefixes of one draw. With --real, the one size is every fact vector of the index files
-as they are (a built corpus's, e.g. `bench.replicate`'s tenfold one), and the queries are the
-questions only.
+on MuSiQue + ArkUI-X facts, e5-small). Sizes are prefixes of one draw. With --real, the one
+size is every fact vector of the index files as they are (a built corpus's, e.g.
+`bench.replicate`'s tenfold one), and the queries are the questions only.
 Queries: the MuSiQue questions embedded with the index's own query embedder (through the
 project's embedder backend), and held-out synthetic vectors (another seed), reported apart.
 
