@@ -36,6 +36,7 @@ EXPANSION_ADD = 128     # the build's search breadth (efConstruction): wider bui
 STORAGE = "SQ8"         # the vectors inside the index: 8 bits a component, per-dimension ranges
 FINGERPRINT_COMPONENTS = 8  # leading components of each vector hashed into the fingerprint
 FOLD_COMPONENTS = 16  # leading components hashed to find equal rows (each match then checked whole)
+FOLD_BLOCK = 16_384  # rows compared at a time
 _FOLD_MULTIPLIERS = np.random.default_rng(20261203).integers(1, 2**62, FOLD_COMPONENTS, dtype=np.int64) | 1
 
 
@@ -95,7 +96,11 @@ def fold(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     _, first, inverse = np.unique(head, return_index=True, return_inverse=True)
     rep = first[inverse.ravel()]  # the first row with the same hash
     rows = np.arange(n)
-    rep = np.where(np.all(vectors == vectors[rep], axis=1), rep, rows)
+    folded = np.flatnonzero(rep != rows)
+    for a in range(0, folded.size, FOLD_BLOCK):  # in blocks: a million rows' copy would be 1.5 GB
+        part = folded[a:a + FOLD_BLOCK]
+        differ = part[~np.all(vectors[part] == vectors[rep[part]], axis=1)]
+        rep[differ] = differ
     keep = np.flatnonzero(rep == rows)
     owner = np.searchsorted(keep, rep)
     members = np.argsort(owner, kind="stable")
