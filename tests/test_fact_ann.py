@@ -9,7 +9,7 @@ import pytest
 
 from dgrag.config import Settings
 from dgrag.kernels import ann
-from dgrag.kernels.knn import topk
+from dgrag.kernels.knn import fold_equal_rows, topk
 from dgrag.store import Store
 
 DIM = 32
@@ -43,10 +43,10 @@ def test_fold_groups_exactly_equal_rows_under_the_first():
     near[6, 20] += 1e-7  # equal in the hashed leading components, not in the whole row
     for x, keep, groups in ((vec, [0, 1, 3, 6], [[0, 2, 5], [1, 4], [3], [6]]),
                             (np.vstack([vec, near[6:]]), [0, 1, 3, 6, 7], [[0, 2, 5], [1, 4], [3], [6], [7]])):
-        k, indptr, members = ann.fold(x)
+        k, indptr, members = fold_equal_rows(x)
         assert k.tolist() == keep
         assert [members[indptr[i]:indptr[i + 1]].tolist() for i in range(len(k))] == groups
-    k, indptr, members = ann.fold(np.zeros((0, DIM), np.float32))
+    k, indptr, members = fold_equal_rows(np.zeros((0, DIM), np.float32))
     assert k.size == 0 and indptr.tolist() == [0] and members.size == 0
 
 

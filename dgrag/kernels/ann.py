@@ -14,8 +14,8 @@ index the same size (53 MB). Its search is thread-safe and takes its breadth per
 (SearchParametersHNSW), so requests with different breadths never share a setting.
 
 Rows that repeat another exactly (facts of one text share its vector: 135,306 of the tenfold
-corpus's 369,662) are folded before the build (`fold`): the index holds each vector once, and
-a candidate stands for every row equal to it. Built over every row, the twins' cliques cut the
+corpus's 369,662) are folded before the build (`knn.fold_equal_rows`): the index holds each
+vector once, and a candidate stands for every row equal to it. Built over every row, the twins' cliques cut the
 graph's reach: recall@100 of exact at the default breadth was 0.940 on that corpus's own vectors
 (0.951 counting a twin for a twin; some questions had none of their top 100), against 0.980
 folded, which also builds 1.5x faster (docs/benchmarks.md).
@@ -35,9 +35,6 @@ CONNECTIVITY = 16       # HNSW's M: neighbours per node and layer (32 on the bas
 EXPANSION_ADD = 128     # the build's search breadth (efConstruction): wider builds slower, finds better
 STORAGE = "SQ8"         # the vectors inside the index: 8 bits a component, per-dimension ranges
 FINGERPRINT_COMPONENTS = 8  # leading components of each vector hashed into the fingerprint
-FOLD_COMPONENTS = 16  # leading components hashed to find equal rows (each match then checked whole)
-FOLD_BLOCK = 16_384  # rows compared at a time
-_FOLD_MULTIPLIERS = np.random.default_rng(20261203).integers(1, 2**62, FOLD_COMPONENTS, dtype=np.int64) | 1
 
 
 def _faiss():
@@ -81,33 +78,6 @@ def build(vectors: np.ndarray, threads: int = 0):
     return index
 
 
-def fold(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Rows equal to an earlier row, folded onto it: `keep`, the positions of the first row of
-    each distinct vector (row order: what the index holds), and for distinct vector i its rows
-    `members[indptr[i]:indptr[i + 1]]` (ascending, itself first). A row is folded only onto a row
-    it equals in every component; a hash collision keeps its own place."""
-    vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-    n = vectors.shape[0]
-    if n == 0:
-        empty = np.zeros(0, np.int64)
-        return empty, np.zeros(1, np.int64), empty
-    lead = vectors[:, :FOLD_COMPONENTS]
-    head = np.ascontiguousarray(lead).view(np.int32).astype(np.int64) @ _FOLD_MULTIPLIERS[:lead.shape[1]]
-    _, first, inverse = np.unique(head, return_index=True, return_inverse=True)
-    rep = first[inverse.ravel()]  # the first row with the same hash
-    rows = np.arange(n)
-    folded = np.flatnonzero(rep != rows)
-    for a in range(0, folded.size, FOLD_BLOCK):  # in blocks: a million rows' copy would be 1.5 GB
-        part = folded[a:a + FOLD_BLOCK]
-        differ = part[~np.all(vectors[part] == vectors[rep[part]], axis=1)]
-        rep[differ] = differ
-    keep = np.flatnonzero(rep == rows)
-    owner = np.searchsorted(keep, rep)
-    members = np.argsort(owner, kind="stable")
-    indptr = np.searchsorted(owner[members], np.arange(keep.size + 1))
-    return keep, indptr.astype(np.int64), members.astype(np.int64)
-
-
 def size(index) -> int:
     """Vectors in the index."""
     return int(index.ntotal)
@@ -128,7 +98,7 @@ def search_rescored(index, vectors: np.ndarray, query: np.ndarray, k: int, bread
                     folded: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The k best of the index's `breadth` candidates for one query, by their exact cosine over
     `vectors` (the float32 rows the index was built from), best first: what exact search
-    returns, less the facts the walk did not reach. `folded`: `fold`'s (indptr, members) where
+    returns, less the facts the walk did not reach. `folded`: `knn.fold_equal_rows`'s (indptr, members) where
     the index holds each distinct row once; a candidate then brings every row equal to it."""
     ids, _ = search(index, query, max(breadth, k))
     cand = ids[0][ids[0] >= 0]

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..config import Settings
 from ..kernels import ann
+from ..kernels.knn import fold_equal_rows
 from ..store import Store
 
 log = logging.getLogger(__name__)
@@ -33,7 +34,7 @@ class FactSearch:
 
     index: object | None  # faiss's search is thread-safe: requests search it at once, no lock
     how: str
-    folded: tuple[np.ndarray, np.ndarray] | None = None  # kernels/ann.fold's (indptr, members), if any row repeats
+    folded: tuple[np.ndarray, np.ndarray] | None = None  # fold_equal_rows's (indptr, members), if any row repeats
 
 
 EXACT = FactSearch(None, "exact")
@@ -51,7 +52,7 @@ def fact_search(path, meta: dict, rowids: np.ndarray, vectors: np.ndarray, setti
         log.warning("%s: %s", path, how)
         return FactSearch(None, how)
     model, fp = str(meta.get("embedding_model") or ""), ann.fingerprint(rowids, vectors)
-    keep, indptr, members = ann.fold(vectors)  # the index holds each distinct vector once
+    keep, indptr, members = fold_equal_rows(vectors)  # the index holds each distinct vector once
     folded = (indptr, members) if keep.size < n else None
     with Store(path, readonly=True) as st:
         stored = st.ann.read(KIND, model, n, fp)

@@ -17,6 +17,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..kernels.knn import fold_equal_rows
 from . import meta
 
 NODE_TYPES = ("file", "chunk", "code", "table", "image", "entity")
@@ -368,9 +369,10 @@ def _share_vectors(con, ids: np.ndarray, mat: np.ndarray) -> tuple[np.ndarray, n
         return ids, mat
     order = np.argsort(ids, kind="stable")
     ids, mat = ids[order], np.ascontiguousarray(mat[order])
-    rows = mat.view(np.dtype((np.void, mat.dtype.itemsize * mat.shape[1]))).ravel()
-    _, first, inverse = np.unique(rows, return_index=True, return_inverse=True)
-    owner = ids[first[inverse.ravel()]]
+    keep, indptr, members = fold_equal_rows(mat)
+    first = np.empty(ids.size, np.int64)
+    first[members] = np.repeat(keep, np.diff(indptr))  # each row's first equal row
+    owner = ids[first]
     shared = owner != ids
     con.execute(f"DELETE FROM {ALIASES}")
     con.executemany(f"INSERT INTO {ALIASES}(fact, same_as) VALUES (?, ?)",
