@@ -54,19 +54,19 @@ LOG2E = np.float32(1.0 / math.log(2.0))
 
 
 @njit(fastmath=True, error_model="numpy", inline="always")
-def _exp_nonpositive(src, n, bits, out):
-    """out[:n] = exp(src[:n]) for arguments <= 0 (a softmax's, less their maximum): 2^k, built
-    in a float's exponent bits (`bits`, int32 scratch), times 2^f by the polynomial. Below
-    2^-126 it gives 2^-126 times 2^f, not 0: nothing a softmax's sum notices."""
+def _exp_shifted(x, shift, n, bits):
+    """x[:n] = exp(x[:n] - shift) in place, for shift >= every x (a softmax's maximum): 2^k,
+    built in a float's exponent bits (`bits`, int32 scratch), times 2^f by the polynomial.
+    Below 2^-126 it gives 2^-126 times 2^f, not 0: nothing a softmax's sum notices."""
     for s in range(n):
-        y = max(src[s] * LOG2E, np.float32(-126.0))
+        y = max((x[s] - shift) * LOG2E, np.float32(-126.0))
         k = np.floor(y)
         f = y - k
-        out[s] = ((((((E7 * f + E6) * f + E5) * f + E4) * f + E3) * f + E2) * f + E1) * f + E0
+        x[s] = ((((((E7 * f + E6) * f + E5) * f + E4) * f + E3) * f + E2) * f + E1) * f + E0
         bits[s] = (np.int32(k) + np.int32(127)) << np.int32(23)
     scale = bits[:n].view(np.float32)
     for s in range(n):
-        out[s] *= scale[s]
+        x[s] *= scale[s]
 
 
 @njit(fastmath=True, error_model="numpy", cache=True, nogil=True)
@@ -77,7 +77,7 @@ def _attend(qkv, seg, heads, out):
     longest = 1
     for g in range(seg.shape[0] - 1):
         longest = max(longest, seg[g + 1] - seg[g])
-    row, bits = np.empty(longest, np.float32), np.empty(longest, np.int32)  # the softmax's scratch
+    bits = np.empty(longest, np.int32)  # the softmax's scratch
     for job in range((seg.shape[0] - 1) * heads):  # one (segment, head) at a time
         g, h = job // heads, job % heads
         a, n = seg[g], seg[g + 1] - seg[g]
@@ -89,10 +89,7 @@ def _attend(qkv, seg, heads, out):
                 v[s, e] = qkv[a + s, 2 * H + h * hd + e]
         S = q @ kt  # numba hands contiguous float32 products to BLAS (scipy's)
         for t in range(n):
-            mx = S[t].max()
-            for s in range(n):
-                row[s] = S[t, s] - mx
-            _exp_nonpositive(row, n, bits, S[t])
+            _exp_shifted(S[t], S[t].max(), n, bits)
             tot = np.float32(0.0)
             for s in range(n):
                 tot += S[t, s]
