@@ -228,6 +228,11 @@ class Settings:
     url_template: str = ""  # a node's source URL, e.g. https://github.com/o/r/blob/master/{path}#L{line}
     context_lines: int = 15  # lines of text kept around a code block, table or image
     include: str = ""  # comma-separated globs of pages to index (relative to docs_root); "" = all
+    # the docs site generator: "mkdocs", "docusaurus", "vitepress", "mdbook", "sphinx", "starlight" or
+    # "plain" (every page, no site); "" = detected from its config under docs_root (dgrag/ingest/site.py)
+    site: str = ""
+    site_url: str = ""  # the published site's URL when its config does not say it, e.g. https://doc.rust-lang.org/book/
+    include_root: str = ""  # includes (snippets, code files) are read under this folder only; "" = docs_root
     max_file_bytes: int = 8 * 1024 * 1024  # a larger page is skipped, with its reason
     max_image_bytes: int = 16 * 1024 * 1024  # a larger image is skipped, with its reason
     max_image_pixels: int = 40_000_000  # an image declaring more pixels is refused from its header

@@ -54,12 +54,13 @@ class Node(TypedDict, total=False):
 _HAN = re.compile(r"[\u3400-\u9fff]")
 
 
-def url_of(template: str, path: str, line: int | None, line_end: int | None) -> str:
-    """A node's source URL: `template` with {path}, {line}, {line_end}, or "path#Lline" without one
+def url_of(template: str, path: str, line: int | None, line_end: int | None, anchor: str = "", url: str = "") -> str:
+    """A node's source URL: `template` with {path}, {line}, {line_end}, {anchor} (its heading's
+    anchor) and {url} (its page's path on the site and the anchor), or "path#Lline" without one
     (KeyError / IndexError / ValueError for a template that does not format)."""
     if not template:
         return f"{path}#L{line}" if line else path
-    return template.format(path=path, line=line or 1, line_end=line_end or line or 1)
+    return template.format(path=path, line=line or 1, line_end=line_end or line or 1, anchor=anchor, url=url)
 
 
 def language_of(text: str) -> str:

@@ -14,6 +14,7 @@ METHODS = ("dense", "ppr", "diffusion")
 
 # argument dest -> Settings field: a flag left out falls back to DGRAG_<FIELD>, then the default
 SETTING_OF_ARG = {"db": "db_path", "docs_dir": "docs_root", "url_template": "url_template", "include": "include",
+                  "site": "site", "site_url": "site_url", "include_root": "include_root",
                   "embedder": "embedder", "max_workers": "max_workers", "host": "server_host",
                   "port": "server_port"}
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..ingest.site import GENERATORS as SITE_GENERATORS
 from .ask import cmd_eval, cmd_query
 from .build import cmd_enrich, cmd_import_openie, cmd_import_passages, cmd_index, cmd_snapshot, cmd_stats
 from .chat import cmd_chat
@@ -90,8 +91,15 @@ def _index(sub) -> None:
     ix.add_argument("docs_dir", nargs="?", metavar="DOCS", help="the docs folder (env DGRAG_DOCS_ROOT)")
     _db(ix, "the index file, created if absent")
     ix.add_argument("--url-template", metavar="T",
-                    help="source URL of a node, e.g. https://github.com/o/r/blob/master/{path}#L{line} "
+                    help="source URL of a node, e.g. https://github.com/o/r/blob/master/{path}#L{line}; also "
+                         "{anchor} (the heading's anchor) and {url} (its page's path on the site, with the anchor) "
                          "(env DGRAG_URL_TEMPLATE)")
+    ix.add_argument("--site", choices=SITE_GENERATORS,
+                    help="the docs site generator, when its config is not found (env DGRAG_SITE; default: detected)")
+    ix.add_argument("--site-url", metavar="URL",
+                    help="the published site's URL, when its config does not say it (env DGRAG_SITE_URL)")
+    ix.add_argument("--include-root", metavar="DIR",
+                    help="includes are read under this folder only (env DGRAG_INCLUDE_ROOT; default: DOCS)")
     ix.add_argument("--include", metavar="GLOBS",
                     help="comma-separated globs of pages to index, e.g. 'en/*' (env DGRAG_INCLUDE)")
     _embedder(ix)

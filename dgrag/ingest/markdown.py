@@ -1,5 +1,11 @@
 """Markdown page -> structural nodes, with markdown-it-py's token stream and line maps.
 
+The page is read in its site's dialect (`dialects.parser`): front matter, heading ids,
+admonitions, tabs and MDX statements are tokens, not text; an admonition's or a tab's title
+stays in its section's prose, its marker does not. Each heading gets the anchor its generator
+gives it (`slugs.Slugger`). Included files arrive already read in (`includes.Includes`),
+with `line_map` taking each line back to the page's own.
+
 A page becomes a file node; each heading section a chunk (nested headings are sub-chunks of
 their parent); fenced code, Markdown/HTML tables and images become their own nodes with
 `context_lines` of surrounding text
@@ -14,15 +20,25 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urlsplit
 
-from markdown_it import MarkdownIt
+import yaml
 
 from .context import around as _around
+from .dialects import ADMONITIONS, container_label, parser, template_label
+from .includes import EXT_LANG
+from .slugs import Slugger
 
 _IMG_SRC = re.compile(r"""<img\b[^>]*?\bsrc\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.I | re.S)
 _IMG_ALT = re.compile(r"""\balt\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.I)
 _HREF = re.compile(r"""<a\b[^>]*?\bhref\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.I | re.S)
 _TAG = re.compile(r"<[^>]+>")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_JSX_TAG = re.compile(r"<[A-Z][\w.]*[\s/>]")
+_LABEL_ATTR = re.compile(r"""<[A-Z][\w.]*[^>]*?\b(?:label|title|caption)\s*=\s*["']([^"']+)["']""")
+_ALERT = re.compile(r"^\[!(NOTE|TIP|IMPORTANT|WARNING|CAUTION)\]\s*")  # GitHub's alerts, in a blockquote
+_CODE_REF = re.compile(r"<CodeBlock\b[^>]*>\s*\{\s*(\w+)\s*\}\s*</CodeBlock>")
+_RAW_LOADER = re.compile(r"""import\s+(\w+)\s+from\s+['"]!!?raw-loader!([^'"]+)['"]""")
+_DIALECT = {"admonition_open", "container_adm_open", "container_blocks_open", "tabbed_open", "autodoc",
+            "template_tag", "mdx_esm", "myst_target", "myst_line_comment", "myst_block_break"}
 _LATIN = re.compile(r"[A-Za-z]")
 
 
@@ -47,13 +63,8 @@ class ParsedPage:
     links: list[tuple[str, str, str]] = field(default_factory=list)  # chunk id, target path, anchor
     images: list[ImageRef] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
-
-
-def _md() -> MarkdownIt:
-    return MarkdownIt("commonmark", {"html": True}).enable("table")
-
-
-_PARSER = _md()
+    front: dict = field(default_factory=dict)   # the front matter
+    recognised: dict[str, int] = field(default_factory=dict)  # dialect constructs read, by kind
 
 
 def node_id(kind: str, *parts: str) -> str:
@@ -85,17 +96,28 @@ def inline_text(tok) -> str:
 
 
 class _PageParser:
-    def __init__(self, path: str, text: str, context_lines: int, exists):
+    def __init__(self, path: str, text: str, context_lines: int, exists, slug_rule: str = "github",
+                 read_code=None, fallback_title: str = "", mdx: bool = False):
         self.path = path
+        self.mdx = mdx
         self.lines = text.splitlines()
         self.ctx = context_lines
         self.exists = exists  # callable(rel_path) -> bool, confined to the docs root
+        self.read_code = read_code  # callable(target) -> str | None: a directive's code file, confined
         self.dir = posixpath.dirname(path)
         self.page = ParsedPage(path=path, title="", language=detect_language(text))
         self.file_id = node_id("file", path)
         self.stack: list[tuple[int, dict]] = []  # (level, chunk node)
         self.chunk: dict | None = None
         self.seen: dict[str, int] = {}
+        self.slugger = Slugger(slug_rule)
+        self.fallback_title = fallback_title  # the page's title when it has no H1 (front matter, nav)
+        self.root_crumb = ""
+        self.promote_first = False  # a page without an H1 or a title: its first heading heads the rest
+        self.code_imports: dict[str, str] = {}  # MDX: name -> the file a raw-loader import reads
+        self.target = ""  # a MyST `(label)=` target: the id of the heading right after it
+        self.hidden: set[int] = set()  # lines of markup only (markers, statements): not in a section's text
+        self.shown: dict[int, str] = {}  # lines shown otherwise: a heading without its {#id}, a marker's title
 
     # -- ids and nodes -------------------------------------------------------------
     def _add(self, kind: str, text: str, parent: str, line_start: int, line_end: int, **extra) -> dict:
@@ -128,6 +150,7 @@ class _PageParser:
 
     # -- tokens ------------------------------------------------------------------------
     def run(self, tokens) -> ParsedPage:
+        self._prepare(tokens)
         i = 0
         while i < len(tokens):
             tok = tokens[i]
@@ -135,7 +158,9 @@ class _PageParser:
                 self._heading(tok, tokens[i + 1])
                 i += 3
                 continue
-            if tok.type in ("fence", "code_block"):
+            if tok.type == "fence" and (tok.info or "").strip().startswith("{"):
+                self._directive(tok)
+            elif tok.type in ("fence", "code_block"):
                 self._code(tok)
             elif tok.type == "table_open":
                 j = i
@@ -148,9 +173,117 @@ class _PageParser:
                 self._html_block(tok)
             elif tok.type == "inline":
                 self._inline(tok)
+            elif tok.nesting >= 0 and tok.type in _DIALECT:
+                self._dialect(tok)
             i += 1
         self._finish()
         return self.page
+
+    def _prepare(self, tokens) -> None:
+        """Front matter, and the breadcrumb's root for a page without an H1."""
+        for tok in tokens:
+            if tok.type == "front_matter":
+                try:
+                    front = yaml.safe_load(tok.content)
+                except yaml.YAMLError as exc:
+                    self.page.problems.append(f"front matter is not YAML: {str(exc).splitlines()[0]}")
+                    front = None
+                self.page.front = front if isinstance(front, dict) else {}
+                self._count("front matter")
+                self.hidden.update(range(*tok.map) if tok.map else ())
+                break
+        has_h1 = any(t.type == "heading_open" and t.tag == "h1" and t.level == 0 for t in tokens)
+        if not has_h1:  # the front matter's title heads the breadcrumbs, else the first heading does
+            title = self.page.front.get("title")
+            self.root_crumb = str(title).strip() if title else ""
+            self.page.title = self.root_crumb or self.fallback_title
+            self.promote_first = not self.root_crumb
+
+    def _count(self, kind: str) -> None:
+        self.page.recognised[kind] = self.page.recognised.get(kind, 0) + 1
+
+    def _note(self, label: str, line: int) -> None:
+        """An admonition's or a tab's title, kept as a line of its section's prose."""
+        if label:
+            self._ensure_chunk(line)["meta"]["filter"].append(label)
+
+    def _markup(self, tok, label: str = "", whole: bool = False) -> None:
+        """The lines of a construct's markers leave its section's text; a title stays as text."""
+        if not tok.map:
+            return
+        start, end = tok.map
+        if whole:
+            self.hidden.update(range(start + 1, end))
+        if label:
+            self.shown[start] = label
+        else:
+            self.hidden.add(start)
+        closing = end if not whole else None
+        if closing is not None and closing < len(self.lines) and tok.markup and \
+                self.lines[closing].strip().startswith(tok.markup[:3]):
+            self.hidden.add(closing)
+
+    def _dialect(self, tok) -> None:
+        line = tok.map[0] if tok.map else 0
+        label = ""
+        if tok.type == "admonition_open":  # its title is the inline token that follows
+            kind, label = "admonition", tok.content
+        elif tok.type in ("container_adm_open", "container_blocks_open"):
+            name, title = container_label(tok.info)
+            kind = "admonition" if name in ADMONITIONS else "tab" if name == "tab" else "container"
+            label = title or (name.capitalize() if kind == "admonition" else "")
+            self._note(label, line)
+        elif tok.type == "tabbed_open":
+            kind, label = "tab", tok.meta.get("label", "")
+            self._note(label, line)
+        elif tok.type == "autodoc":
+            kind, label = "generated reference", f"API reference: {tok.meta['groups'][0]}"
+            self._note(label, line)
+        elif tok.type == "template_tag":
+            name, title, closing = template_label(tok.meta["groups"])
+            kind, label = "template tag", "" if closing else title
+            self._note(label, line)
+        elif tok.type == "mdx_esm":
+            kind = "MDX statement"
+            for name, target in _RAW_LOADER.findall(tok.content):
+                self.code_imports[name] = target
+        else:  # MyST targets, comments and block breaks: structure, not text
+            kind = "MyST markup"
+            if tok.type == "myst_target":
+                self.target = tok.content.strip()
+        self._count(kind)
+        self._markup(tok, label, whole=tok.type in ("autodoc", "mdx_esm", "template_tag") or tok.type.startswith("myst"))
+
+    def _directive(self, tok) -> None:
+        """A MyST directive written as a fence: ```{name} argument."""
+        m = re.match(r"^\{([\w:-]+)\}\s*(.*)$", tok.info.strip())
+        name, arg = (m.group(1).lower(), m.group(2).strip()) if m else ("", "")
+        body = [ln for ln in tok.content.splitlines() if not re.match(r"^:[\w-]+:", ln)]
+        opts = dict(re.findall(r"^:([\w-]+):\s*(.*)$", tok.content, re.M))
+        line = tok.map[0] if tok.map else 0
+        if name in ("code-block", "code", "sourcecode", "code-cell", "mermaid", "math"):
+            self._count("directive")
+            self._code(tok, "\n".join(body).strip("\n"), arg.split(" ")[0] or name)
+        elif name == "literalinclude":
+            self._count("include")
+            code = self.read_code(arg) if self.read_code and arg else None
+            if code is not None:
+                lang = opts.get("language") or EXT_LANG.get(posixpath.splitext(arg)[1].lstrip("."), "")
+                self._code(tok, code, lang)
+        elif name in ADMONITIONS:
+            self._count("admonition")
+            self._note(arg or name.capitalize(), line)
+            self.shown[line] = arg or name.capitalize()
+            if tok.map and tok.map[1] - 1 > line:
+                self.hidden.add(tok.map[1] - 1)
+            self._ensure_chunk(line)["meta"]["filter"].extend(b.strip() for b in body if b.strip())
+        elif name.startswith("auto") or name in ("toctree", "contents", "include"):
+            self._count("generated reference" if name.startswith("auto") else "directive")
+            if name.startswith("auto") and arg:
+                self._note(f"API reference: {arg}", line)
+        else:
+            self._count("directive")
+            self._ensure_chunk(line)["meta"]["filter"].extend(b.strip() for b in body if b.strip())
 
     def _heading(self, tok, inline_tok) -> None:
         level = int(tok.tag[1])
@@ -161,19 +294,31 @@ class _PageParser:
             self.stack.pop()
         parent = self.stack[-1][1]["id"] if self.stack else self.file_id
         crumbs = [c["meta"]["title"] for _, c in self.stack if c["meta"].get("level", 0) > 0] + [title]
+        if self.promote_first:
+            self.root_crumb, self.promote_first = title, False
+            self.page.title = self.page.title or title
+        elif self.root_crumb and crumbs[0] != self.root_crumb:
+            crumbs.insert(0, self.root_crumb)
         line = tok.map[0] if tok.map else 0
+        anchor = self.slugger.anchor(title, tok.attrGet("id") or self.target)
+        self.target = ""
+        if tok.attrGet("id") and tok.markup.startswith("#"):
+            self.shown[line] = f"{tok.markup} {title}"
         self.chunk = None
         self.chunk = self._add("chunk", "", parent, line + 1, line + 1, breadcrumb=" / ".join(crumbs),
-                               level=level, title=title, filter=[title])
+                               level=level, title=title, filter=[title], anchor=anchor)
         self.stack.append((level, self.chunk))
         self._links_of(inline_tok)
 
-    def _code(self, tok) -> None:
+    def _code(self, tok, content: str | None = None, lang: str | None = None) -> None:
         start, end = tok.map or (0, 0)
         chunk = self._ensure_chunk(start)
-        lang = (tok.info or "").strip().split(" ")[0].lower() if tok.type == "fence" else ""
-        self._add("code", tok.content.rstrip("\n"), chunk["id"], start + 1, end,
-                  code_language=lang, context=self._context(start, end))
+        if lang is None:
+            lang = (tok.info or "").strip().split(" ")[0].lower() if tok.type == "fence" else ""
+        content = tok.content.rstrip("\n") if content is None else content
+        if content.strip():
+            self._add("code", content, chunk["id"], start + 1, end, code_language=lang.lower(),
+                      context=self._context(start, end))
 
     def _table_md(self, tok, table_tokens) -> None:
         start, end = tok.map or (0, 0)
@@ -195,6 +340,8 @@ class _PageParser:
     def _html_block(self, tok) -> None:
         start, end = tok.map or (0, 0)
         content = tok.content
+        if _JSX_TAG.search(content):
+            self._component(tok)
         if "<table" in content.lower():
             chunk = self._ensure_chunk(start)
             cells = [html.unescape(_TAG.sub(" ", c)).strip()
@@ -208,10 +355,32 @@ class _PageParser:
             alt = _IMG_ALT.search(m.group(0))
             self._image(src, (alt.group(1) or alt.group(2)) if alt else "", self._ensure_chunk(start), start)
 
+    def _component(self, tok) -> None:
+        """MDX / Vue components: a tab's label and a raw-loader code block stay; the tags go."""
+        start = tok.map[0] if tok.map else 0
+        self._count("component")
+        for label in _LABEL_ATTR.findall(tok.content):
+            self._note(label, start)
+        for name in _CODE_REF.findall(tok.content):
+            target = self.code_imports.get(name)
+            code = self.read_code(target) if target and self.read_code else None
+            if code is not None:
+                lang = EXT_LANG.get(posixpath.splitext(target)[1].lstrip("."), "")
+                self._count("include")
+                self._code(tok, code, lang)
+        if self.mdx:  # text written between a component's tags
+            text = html.unescape(_TAG.sub(" ", re.sub(r"\{[^{}]*\}", " ", tok.content))).split()
+            if text:
+                self._ensure_chunk(start)["meta"]["filter"].append(" ".join(text))
+
     def _inline(self, tok) -> None:
+        self.target = ""  # a target before a paragraph names the paragraph, not the next heading
         start = tok.map[0] if tok.map else 0
         chunk = self._ensure_chunk(start)
         text = inline_text(tok)
+        if text.startswith("[!") and _ALERT.match(text):
+            self._count("admonition")
+            text = _ALERT.sub(lambda m: m.group(1).capitalize() + ": ", text)
         if text:
             chunk["meta"]["filter"].append(text)
         self._links_of(tok)
@@ -281,13 +450,35 @@ class _PageParser:
         for c in chunks:
             nxt = next(s for s in starts if s > c["line_start"]) if c["line_start"] < starts[-1] else starts[-1]
             c["line_end"] = max(c["line_start"], nxt - 1)
-            c["text"] = "\n".join(self.lines[c["line_start"] - 1:c["line_end"]]).strip()
+            c["text"] = "\n".join(self._shown(i) for i in range(c["line_start"] - 1, c["line_end"])
+                                  if i not in self.hidden).strip()
             c["prose"] = "\n".join(c["meta"].pop("filter", []))
             c["content_hash"] = content_hash(c["text"])
         self.page.nodes = [n for n in self.page.nodes if n["type"] != "chunk" or n["text"] or n["prose"]]
 
+    def _shown(self, i: int) -> str:
+        return self.shown.get(i, self.lines[i]) if i < len(self.lines) else ""
 
-def parse_page(path: str, text: str, *, context_lines: int = 15, exists=lambda p: True) -> ParsedPage:
-    """Parse one page (its path relative to the docs root, POSIX separators)."""
-    tokens = _PARSER.parse(text)
-    return _PageParser(path, text, context_lines, exists).run(tokens)
+    def map_lines(self, line_map: list[int]) -> None:
+        """Lines of the text with its includes read in -> lines of the page itself."""
+        def back(n):
+            return line_map[min(n, len(line_map)) - 1] + 1 if n and line_map else n
+        for n in self.page.nodes:
+            n["line_start"], n["line_end"] = back(n["line_start"]), back(n["line_end"])
+        for ref in self.page.images:
+            ref.line = back(ref.line)
+
+
+def parse_page(path: str, text: str, *, context_lines: int = 15, exists=lambda p: True, slug_rule: str = "github",
+               myst: bool = False, line_map: list[int] | None = None, read_code=None,
+               fallback_title: str = "", mdx: bool | None = None, heading_ids: bool = True) -> ParsedPage:
+    """Parse one page (its path relative to the docs root, POSIX separators). `text` may have
+    its includes read in already: `line_map[i]` is then the page's own line of its line i.
+    `mdx`: the page is MDX (default: a .mdx file; Docusaurus reads .md pages as MDX too)."""
+    mdx = path.endswith(".mdx") if mdx is None else mdx
+    tokens = parser(myst, heading_ids).parse(text, {"mdx": mdx})
+    pp = _PageParser(path, text, context_lines, exists, slug_rule, read_code, fallback_title, mdx)
+    page = pp.run(tokens)
+    if line_map is not None:
+        pp.map_lines(line_map)
+    return page

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import json
 import os
+import posixpath
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,8 +22,11 @@ from ..errors import ConfigError
 from ..store import Store
 from . import extractive
 from .dedup import merge_near_duplicates
+from .dialects import raw_markers
 from .images import ImageRejected, read_image
+from .includes import IncludeReport, Includes
 from .markdown import ImageRef, ParsedPage, node_id, parse_page
+from .site import PAGE_EXTS, Site, detect_site
 
 
 @dataclass
@@ -37,9 +42,51 @@ class IndexReport:
     jump_edges: int = 0
     embedded: int = 0
     seconds: float = 0.0
+    site: dict = field(default_factory=dict)      # the generator, its config, URLs and languages
+    dialect: dict = field(default_factory=dict)   # what was recognised, included, left raw (DialectReport)
 
     def as_dict(self) -> dict:
         return {k: v for k, v in self.__dict__.items()}
+
+
+@dataclass
+class DialectReport:
+    """What the site's Markdown held, over the pages parsed this run."""
+
+    recognised: dict[str, int] = field(default_factory=dict)  # front matter, admonition, tab, ... -> count
+    includes_read: set[str] = field(default_factory=set)
+    includes_refused: list[str] = field(default_factory=list)  # "page: target", outside the include root
+    includes_missing: list[str] = field(default_factory=list)
+    left_raw: dict[str, int] = field(default_factory=dict)  # markers still in a breadcrumb or embedded text
+    pages_outside_site: int = 0
+    drafts: list[str] = field(default_factory=list)
+    reference_stubs: list[str] = field(default_factory=list)  # generated reference pages (mkdocstrings, autodoc)
+
+    def add_page(self, page: ParsedPage, inc: IncludeReport) -> None:
+        for k, v in page.recognised.items():
+            self.recognised[k] = self.recognised.get(k, 0) + v
+        self.includes_read |= inc.read
+        self.includes_refused += [f"{page.path}: {t}" for t in inc.refused]
+        self.includes_missing += [f"{page.path}: {t}" for t in inc.missing]
+        if page.recognised.get("generated reference"):
+            self.reference_stubs.append(page.path)
+        for n in page.nodes:
+            for k, v in raw_markers(f"{n['breadcrumb']}\n{n.get('prose') or ''}").items():
+                self.left_raw[k] = self.left_raw.get(k, 0) + v
+
+    def as_dict(self) -> dict:
+        return {"recognised": dict(sorted(self.recognised.items())), "includes_read": len(self.includes_read),
+                "includes_refused": self.includes_refused[:50], "includes_missing": self.includes_missing[:50],
+                "left_raw": self.left_raw, "pages_outside_site": self.pages_outside_site,
+                "drafts": self.drafts[:50], "reference_stubs": self.reference_stubs[:50]}
+
+
+def site_pages(root: Path, site: Site, include: str = "") -> tuple[list[str], int]:
+    """The pages the site publishes (its content folders, mdBook's SUMMARY, in nav order where
+    it has one), and how many Markdown files beside them it does not."""
+    every = list_pages(root, include)
+    pages = [p for p in every if site.publishes(p)] if site.parts else every
+    return pages, len(every) - len(pages)
 
 
 def list_pages(root: Path, include: str = "") -> list[str]:
@@ -50,7 +97,7 @@ def list_pages(root: Path, include: str = "") -> list[str]:
     for dirpath, dirnames, filenames in os.walk(root_real):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for name in filenames:
-            if not name.lower().endswith(".md"):
+            if not name.lower().endswith(PAGE_EXTS):
                 continue
             full = os.path.join(dirpath, name)
             real = os.path.realpath(full)
@@ -75,9 +122,15 @@ def decode_page(data: bytes) -> str:
     raise ValueError("neither UTF-8 nor GB18030 text")
 
 
-def source_url(settings: Settings, path: str, line: int | None, line_end: int | None) -> str:
+def source_url(settings: Settings, path: str, line: int | None, line_end: int | None,
+               page_url: str | None = None, anchor: str = "") -> str:
+    """A node's link: the URL template where one is set; else its section on the published
+    site where the site's URL is known; else the path and line."""
+    url = (page_url or "") + (f"#{anchor}" if anchor and page_url else "")
+    if not settings.url_template and url.startswith(("http://", "https://")):
+        return url
     try:
-        return url_of(settings.url_template, path, line, line_end)
+        return url_of(settings.url_template, path, line, line_end, anchor=anchor, url=url.lstrip("/"))
     except (KeyError, IndexError, ValueError) as exc:
         raise ConfigError(f"url_template {settings.url_template!r}: {exc}") from None
 
@@ -91,6 +144,11 @@ class Indexer:
         self.root = Path(settings.docs_root)
         self.progress = progress or (lambda stage, done, total: None)
         self.report = IndexReport()
+        self.site = detect_site(self.root, settings.site, settings.site_url) if self.root.is_dir() else Site()
+        self.report.site = self.site.describe()
+        self.dialect = DialectReport()
+        bases = sorted({posixpath.dirname(self.site.config)} | {p.content for p in self.site.parts} | {""})
+        self.includes = Includes(self.root, Path(settings.include_root or self.root), bases, settings.max_file_bytes)
         self._exists_cache: dict[str, bool] = {}
         self._image_files: dict[str, str] = {}  # image path -> sha256, this run
 
@@ -113,8 +171,9 @@ class Indexer:
         with self.store.transaction():
             self.store.meta.set("docs_root", str(self.root.resolve()))
             self.store.meta.set("url_template", self.s.url_template)
+            self.store.meta.set("site", json.dumps(self.report.site, ensure_ascii=False))
         if pages is None:
-            pages = list_pages(self.root, self.s.include)
+            pages, self.dialect.pages_outside_site = site_pages(self.root, self.site, self.s.include)
         self.report.files_seen = len(pages)
         self._delete_missing(set(pages))
         log = self.store.logs.files()
@@ -130,6 +189,9 @@ class Indexer:
             exact = len(self._image_files) - len(set(self._image_files.values()))
             self.report.images_merged = self.store.images.merged_count() + exact
             self.store.images.drop_unused()
+        self.report.dialect = self.dialect.as_dict()
+        with self.store.transaction():
+            self.store.meta.set("dialect", json.dumps(self.report.dialect, ensure_ascii=False))
         if embedder is not None:
             self.report.embedded = embed_pending(self.store, embedder, self.s, self.progress)
         self.report.skipped = self.store.logs.skipped_files()
@@ -154,21 +216,45 @@ class Indexer:
             data = full.read_bytes()
         except (OSError, ValueError) as exc:
             return self._skip(path, None, f"unreadable: {exc}")
-        digest = hashlib.sha256(data).hexdigest()
+        try:
+            text = decode_page(data)
+        except ValueError as exc:
+            return self._skip(path, hashlib.sha256(data).hexdigest(), str(exc))
+        text, line_map, inc = self.includes.expand(path, text)
+        digest = self._digest(path, data, inc)
         if logged and logged[0] == digest and logged[1] in ("ok", "skipped"):
             self.report.files_unchanged += 1
             return None
+        nav = self.site.nav_of(path)
         try:
-            text = decode_page(data)
-            page = parse_page(path, text, context_lines=self.s.context_lines, exists=self._exists)
+            page = parse_page(path, text, context_lines=self.s.context_lines, exists=self._exists,
+                              slug_rule=self.site.slug_rule, myst=self.site.generator == "sphinx",
+                              line_map=line_map, read_code=lambda t: self.includes.read_code(t, path, inc),
+                              fallback_title=nav[1] if nav else "",
+                              mdx=path.endswith(".mdx") or self.site.generator == "docusaurus",
+                              heading_ids=self.site.generator != "starlight")
         except (ValueError, RecursionError) as exc:
             return self._skip(path, digest, str(exc))
+        if page.front.get("draft") is True:
+            self.dialect.drafts.append(path)
+            return self._skip(path, digest, "a draft (front matter draft: true): not published")
+        self.dialect.add_page(page, inc)
+        page.problems += [f"include refused (outside {self.includes.root}): {t}" for t in inc.refused]
+        page.problems += [f"include not found: {t}" for t in inc.missing]
         with self.store.transaction():
             n = self._write_page(page, digest)
             self.store.logs.log_file(path, digest, "ok", "; ".join(page.problems)[:2000], n)
         self.report.files_indexed += 1
         self.report.problems.extend(f"{path}: {p}" for p in page.problems)
         return None
+
+    def _digest(self, path: str, data: bytes, inc: IncludeReport) -> str:
+        """The page's bytes, and for a site page its URL and included files: a page whose
+        include changed is parsed again. A plain page's digest is its bytes' alone."""
+        h = hashlib.sha256(data)
+        if inc.digests or self.site.parts:
+            h.update(f"\0{self.site.page_url(path)}\0{inc.digest() if inc.digests else ''}".encode())
+        return h.hexdigest()
 
     def _skip(self, path: str, digest: str | None, reason: str) -> None:
         with self.store.transaction():
@@ -218,9 +304,20 @@ class Indexer:
         for n in page.nodes:
             n["summary"] = summarize[n["type"]](n)
         out = [file_node] + page.nodes
+        page_url = self.site.page_url(page.path, page.front)
+        if page_url:
+            file_node["meta"]["url"] = page_url
+        nav = self.site.nav_of(page.path)
+        if nav:
+            file_node["meta"]["nav_order"], file_node["meta"]["nav_title"] = nav
+        language = self.site.language_of(page.path)
+        anchors = _anchors(page)
         for n in out:
             n["summary_source"] = "extractive"
-            n["source_url"] = source_url(self.s, page.path, n.get("line_start"), n.get("line_end"))
+            if language:
+                n["language"] = language
+            n["source_url"] = source_url(self.s, page.path, n.get("line_start"), n.get("line_end"),
+                                         page_url, anchors.get(n["id"], ""))
         return out
 
     def _image_edges(self, page: ParsedPage, rowid_of: dict[str, int]) -> list[tuple[int, int, str, float]]:
@@ -256,6 +353,15 @@ class Indexer:
             "meta": {"sha": sha, "alt": ref.alt, "src": ref.src, "page": page.path, "context": ref.context,
                      "width": info.width, "height": info.height, "format": info.format},
         }
+
+
+def _anchors(page: ParsedPage) -> dict[str, str]:
+    """Node id -> the anchor of its section (a code block or table links to its section's)."""
+    out = {n["id"]: n["meta"]["anchor"] for n in page.nodes if n["meta"].get("anchor")}
+    for parent, child in page.contains:
+        if child not in out and parent in out:
+            out[child] = out[parent]
+    return out
 
 
 def index_folder(settings: Settings, store: Store, embedder=None, progress: Progress | None = None,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 import shutil
 import threading
@@ -175,7 +176,8 @@ class Store:
         dim = m.get("embedding_dim")
         return {"embedding_model": m.get("embedding_model"), "embedding_dim": int(dim) if dim else None,
                 "schema_version": applied_version(self.con), "dgrag_version": m.get("dgrag_version"),
-                "docs_root": m.get("docs_root"), "url_template": m.get("url_template") or None}
+                "docs_root": m.get("docs_root"), "url_template": m.get("url_template") or None,
+                "site": json.loads(m["site"]) if m.get("site") else None}
 
     def stats(self) -> dict:
         size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())

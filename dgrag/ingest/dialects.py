@@ -1,0 +1,206 @@
+"""The Markdown dialects docs sites are written in, as markdown-it-py plugins.
+
+mdit-py-plugins brings front matter, `!!!` admonitions, `:::` containers, MyST blocks and
+definition lists; the rest are small block and core rules of the same parser:
+
+- heading attributes: `## Title {#id}`, `## Title { #id .cls }` -> the id, the title clean;
+- `///` blocks (pymdownx.blocks: `/// tip | Title`, `//// tab | Python 3.10+`) through
+  the container plugin with "/" as its marker;
+- `=== "Label"` tabs (pymdownx.tabbed), indented like admonitions;
+- `::: package.name` (mkdocstrings' generated reference) -> an `autodoc` token;
+- one-line template tags: `{% hint style="info" %}` (GitBook), `{{< tabs >}}` (Hugo) ->
+  a `template_tag` token, their title kept, the marker gone;
+- MDX: `import` / `export` statements at the top level -> an `mdx_esm` token.
+
+`parser(myst=..., mdx=...)` builds (once) the parser for a page.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from markdown_it import MarkdownIt
+from mdit_py_plugins.admon import admon_plugin
+from mdit_py_plugins.container import container_plugin
+from mdit_py_plugins.deflist import deflist_plugin
+from mdit_py_plugins.front_matter import front_matter_plugin
+from mdit_py_plugins.myst_blocks import myst_block_plugin
+
+ADMONITIONS = {"note", "tip", "info", "warning", "danger", "caution", "important", "details", "success",
+               "question", "failure", "bug", "example", "quote", "abstract", "seealso", "attention", "error",
+               "hint", "todo", "summary", "tldr", "check", "done", "help", "faq", "fail", "missing", "cite",
+               "admonition", "versionadded", "versionchanged", "deprecated", "aside", "secondary", "experimental"}
+_ATTRS = re.compile(r"\s*\{:?\s*((?:[#.][\w:.-]+|[\w-]+=(?:\"[^\"]*\"|'[^']*'|\S+))(?:\s+(?:[#.][\w:.-]+|[\w-]+=(?:\"[^\"]*\"|'[^']*'|\S+)))*)\s*\}\s*$")
+_CONTAINER_NAME = re.compile(r"^\s*\{?([A-Za-z][\w-]*)\}?(?:\[[^\]]*\]|\{[^}]*\})?(?:\s|$)")
+_AUTODOC = re.compile(r"^:::\s+([A-Za-z_]\w*(?:\.\w+)+)\s*$")
+_TEMPLATE_TAG = re.compile(r"^\s*(?:\{%-?\s*(end)?(\w+)(.*?)-?%\}|\{\{[<%]\s*(/)?\s*([\w-]+)(.*?)[>%]\}\})\s*$")
+_TABBED = re.compile(r'^===[+!]?\s+"([^"]*)"\s*$')
+_ESM = re.compile(r"^(?:import\s+[\w{*'\"]|import\s*\(|export\s+(?:default|const|let|var|function|\{|\*|async))")
+
+
+def heading_attrs(state) -> None:
+    """Core rule: a heading's trailing `{#id .class key=value}` becomes its attributes."""
+    tokens = state.tokens
+    for i, tok in enumerate(tokens):
+        if tok.type != "heading_open" or i + 1 >= len(tokens) or tokens[i + 1].type != "inline":
+            continue
+        inline = tokens[i + 1]
+        m = _ATTRS.search(inline.content)
+        if not m:
+            continue
+        inline.content = inline.content[:m.start()].rstrip()
+        for part in re.findall(r"[#.][\w:.-]+|[\w-]+=(?:\"[^\"]*\"|'[^']*'|\S+)", m.group(1)):
+            if part.startswith("#"):
+                tok.attrSet("id", part[1:])
+
+
+def _container_ok(params: str, markup: str) -> bool:
+    if params.strip().startswith("{") and not params.strip().startswith("{%"):
+        return True  # MyST `:::{note}`
+    return bool(_CONTAINER_NAME.match(params)) and "." not in params.split()[0] if params.strip() else False
+
+
+def _blocks_ok(params: str, markup: str) -> bool:
+    return bool(re.match(r"^\s*[A-Za-z][\w-]*\s*(\|.*)?$", params))
+
+
+def _line_rule(name: str, pattern: re.Pattern, swallow_indented: bool = False):
+    """A block rule for a one-line marker: token `name` with the match in `meta`."""
+
+    def rule(state, start: int, end: int, silent: bool) -> bool:
+        if state.sCount[start] - state.blkIndent >= 4:
+            return False
+        line = state.src[state.bMarks[start] + state.tShift[start]:state.eMarks[start]]
+        m = pattern.match(line)
+        if not m:
+            return False
+        if silent:
+            return True
+        nxt = start + 1
+        while swallow_indented and nxt < end and (state.isEmpty(nxt) or state.sCount[nxt] > state.blkIndent):
+            nxt += 1  # mkdocstrings' options, indented below its line
+        tok = state.push(name, "", 0)
+        tok.map = [start, nxt]
+        tok.meta = {"groups": m.groups()}
+        tok.content = line
+        state.line = nxt
+        return True
+
+    return rule
+
+
+def _esm_rule(state, start: int, end: int, silent: bool) -> bool:
+    """MDX: a top-level import / export statement, up to the next blank line."""
+    if state.blkIndent or not state.env.get("mdx") or state.sCount[start] - state.blkIndent >= 4:
+        return False
+    line = state.src[state.bMarks[start] + state.tShift[start]:state.eMarks[start]]
+    if not _ESM.match(line):
+        return False
+    if silent:
+        return True
+    nxt = start + 1
+    while nxt < end and not state.isEmpty(nxt):
+        nxt += 1
+    tok = state.push("mdx_esm", "", 0)
+    tok.map = [start, nxt]
+    tok.content = "\n".join(state.getLines(start, nxt, 0, False).splitlines())
+    state.line = nxt
+    return True
+
+
+def _tabbed_rule(state, start: int, end: int, silent: bool) -> bool:
+    """pymdownx.tabbed: `=== "Label"` then content indented by four spaces."""
+    if state.sCount[start] - state.blkIndent >= 4:
+        return False
+    line = state.src[state.bMarks[start] + state.tShift[start]:state.eMarks[start]]
+    m = _TABBED.match(line)
+    if not m:
+        return False
+    if silent:
+        return True
+    old_parent, old_max, old_indent = state.parentType, state.lineMax, state.blkIndent
+    state.blkIndent += 4
+    nxt, was_empty = start, False
+    while True:
+        nxt += 1
+        if nxt >= end:
+            break
+        empty = state.isEmpty(nxt)
+        if empty and was_empty:
+            break
+        was_empty = empty
+        if not empty and state.sCount[nxt] < state.blkIndent:
+            break
+    state.parentType, state.lineMax = "tabbed", nxt
+    tok = state.push("tabbed_open", "div", 1)
+    tok.map, tok.meta = [start, nxt], {"label": m.group(1)}
+    state.md.block.tokenize(state, start + 1, nxt)
+    state.push("tabbed_close", "div", -1)
+    state.parentType, state.lineMax, state.blkIndent = old_parent, old_max, old_indent
+    state.line = nxt
+    return True
+
+
+@lru_cache(maxsize=8)
+def parser(myst: bool = False, heading_ids: bool = True) -> MarkdownIt:
+    """The parser for a page; `myst` adds MyST's targets, comments and block breaks (Sphinx);
+    `heading_ids` reads `{#id}` after a heading (Starlight does not: it stays in the title)."""
+    md = MarkdownIt("commonmark", {"html": True}).enable("table")
+    md.use(front_matter_plugin).use(admon_plugin).use(deflist_plugin)
+    alt = {"alt": ["paragraph", "reference", "blockquote", "list"]}
+    md.block.ruler.before("fence", "autodoc", _line_rule("autodoc", _AUTODOC, swallow_indented=True), alt)
+    md.use(container_plugin, name="adm", marker=":", validate=_container_ok)
+    md.use(container_plugin, name="blocks", marker="/", validate=_blocks_ok)
+    md.block.ruler.before("fence", "tabbed", _tabbed_rule, alt)
+    md.block.ruler.before("fence", "template_tag", _line_rule("template_tag", _TEMPLATE_TAG), alt)
+    md.block.ruler.before("fence", "mdx_esm", _esm_rule, alt)
+    if heading_ids:
+        md.core.ruler.after("block", "heading_attrs", heading_attrs)
+    if myst:
+        md.use(myst_block_plugin)
+    return md
+
+
+def container_label(info: str) -> tuple[str, str]:
+    """(name, title) of a container's info: "tip My tip", "{note} Title", "tip[Custom]",
+    ' tab | Python 3.10+', 'tab{title="A"}'."""
+    info = info.strip()
+    m = re.match(r"^\{?([A-Za-z][\w-]*)\}?(.*)$", info)
+    if not m:
+        return "", info
+    name, rest = m.group(1).lower(), m.group(2).strip()
+    if rest.startswith("|"):
+        rest = rest[1:].strip()
+    b = re.match(r"^\[([^\]]*)\]", rest) or re.search(r"""title=["']([^"']*)["']""", rest)
+    if b:
+        rest = b.group(1)
+    elif rest.startswith("{"):
+        rest = ""
+    return name, rest.strip().strip('"')
+
+
+def template_label(groups: tuple) -> tuple[str, str, bool]:
+    """(tag name, its title or label, closing?) of a `{% ... %}` / `{{< ... >}}` tag."""
+    end1, name1, args1, end2, name2, args2 = groups
+    name, args, closing = (name1, args1, bool(end1)) if name1 else (name2, args2, bool(end2))
+    m = re.search(r"""(?:title|label|name)=["']([^"']*)["']""", args or "")
+    return (name or "").lower(), (m.group(1) if m else ""), closing or (name or "").lower().startswith("end")
+
+
+_RAW = {
+    "heading attribute": re.compile(r"\{\s*#[\w-]+[^}]*\}"),
+    "admonition marker": re.compile(r"(?m)^\s*(?:!!!|\?\?\?\+?|:::+|///+|===\s+\")"),
+    "template tag": re.compile(r"\{%.*?%\}|\{\{[<%].*?[>%]\}\}"),
+    "include directive": re.compile(r"\{\{#\w+|--8<--|\{\*\s|\{!\s|@include:"),
+    "MDX statement": re.compile(r"(?m)^(?:import|export)\s+\S+.*\sfrom\s+['\"]"),
+}
+
+
+def raw_markers(text: str) -> dict[str, int]:
+    """Dialect markers left in a text that should have none (a breadcrumb, an embedded text)."""
+    out = {}
+    for name, rx in _RAW.items():
+        n = len(rx.findall(text or ""))
+        if n:
+            out[name] = n
+    return out

@@ -1,0 +1,266 @@
+"""Includes, read as the generators read them: before the Markdown is parsed, within a root.
+
+Every include syntax below is a preprocessor in its own generator (text in, text out), so it
+is one here too, with a line map back to the page's own lines:
+
+- mdBook: `{{#include path}}`, `{{#rustdoc_include path}}`, with `:from:to` line ranges and
+  `:anchor` (between `ANCHOR: name` and `ANCHOR_END: name`);
+- pymdownx.snippets: `--8<-- "path"` (also `:from:to` and `:section` with `[start:name]`),
+  and the block form between two `--8<--` lines;
+- FastAPI's code include `{* path hl[..] ln[..] *}`: the file as a fenced block, `ln` picks lines;
+- markdown-include: `{! path !}`;
+- VitePress: `<!--@include: path{from,to}-->` and `#region`.
+
+MyST's `{literalinclude}` and Docusaurus's raw-loader imports are directives of the parsed
+page and go through `Includes.read_code`. A path outside the include root is refused, a
+missing file reported; neither is fatal, and the directive leaves no raw text behind.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import posixpath
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_MDBOOK = re.compile(r"(?<!\\)\{\{#(include|rustdoc_include|playground)\s+([^}\s]+)\s*\}\}")
+_SNIPPET = re.compile(r"""^(\s*)-{1,}8<-{1,}\s+(["'])([^"']+)\2\s*$""")
+_SNIPPET_FENCE = re.compile(r"^\s*-{1,}8<-{1,}\s*$")
+_FASTAPI = re.compile(r"^\s*\{\*\s*(\S+)(.*?)\*\}\s*$")
+_MDINCLUDE = re.compile(r"\{!>?\s*([^!\s]+)\s*!\}")
+_VP_SNIPPET = re.compile(r"^\s*<<<\s+(\S+?)(?:\{[^}]*\})?(?:\s+\[[^\]]*\])?\s*$")
+_VITEPRESS = re.compile(r"<!--\s*@include:\s*([^\s{#]+?)(?:#([\w-]+))?(?:\{(\d*),(\d*)\})?\s*-->")
+_ANCHOR_LINE = re.compile(r"(ANCHOR|ANCHOR_END):\s*[\w-]+")
+_SECTION_LINE = re.compile(r"-{1,}8<-{1,}\s*\[(start|end):[\w-]+\]")
+EXT_LANG = {"py": "python", "js": "javascript", "ts": "typescript", "jsx": "jsx", "tsx": "tsx", "rs": "rust",
+            "go": "go", "java": "java", "kt": "kotlin", "rb": "ruby", "sh": "bash", "toml": "toml", "yml": "yaml",
+            "yaml": "yaml", "json": "json", "html": "html", "css": "css", "vue": "vue", "c": "c", "cpp": "cpp",
+            "h": "c", "cs": "csharp", "swift": "swift", "php": "php", "sql": "sql", "txt": "text", "md": "markdown"}
+MAX_DEPTH = 4
+
+
+@dataclass
+class IncludeReport:
+    read: set[str] = field(default_factory=set)       # files read, relative to the include root
+    refused: list[str] = field(default_factory=list)  # outside the include root
+    missing: list[str] = field(default_factory=list)
+    digests: dict[str, str] = field(default_factory=dict)  # file -> sha256, for the page's digest
+
+    def digest(self) -> str:
+        return hashlib.sha256("\n".join(f"{k}\t{v}" for k, v in sorted(self.digests.items())).encode()).hexdigest()
+
+
+class Includes:
+    """Reads includes for the pages under `docs_root`, confined to `include_root`."""
+
+    def __init__(self, docs_root: Path, include_root: Path, bases: list[str] | None = None,
+                 max_bytes: int = 2 * 1024 * 1024):
+        self.docs_root = Path(os.path.realpath(docs_root))
+        self.root = Path(os.path.realpath(include_root))
+        self.bases = bases or [""]  # folders (relative to the docs root) snippet paths start from
+        self.max_bytes = max_bytes
+
+    # ---- reading one file, confined -----------------------------------------------------
+    def _resolve(self, target: str, from_dir: str, report: IncludeReport, bases: bool = False) -> Path | None:
+        target = target.strip().strip("\"'")
+        if not target or re.match(r"^[a-z]+://", target):
+            report.missing.append(target)
+            return None
+        starts = [from_dir] + (self.bases if bases else [])
+        refused = False
+        for start in starts:
+            full = Path(os.path.realpath(self.docs_root / start / target)) if not target.startswith("/") \
+                else Path(os.path.realpath(self.root / target.lstrip("/")))
+            if full != self.root and not str(full).startswith(str(self.root) + os.sep):
+                refused = True
+                continue
+            if full.is_file():
+                return full
+        (report.refused if refused else report.missing).append(target)
+        return None
+
+    def _read(self, full: Path, report: IncludeReport) -> list[str] | None:
+        try:
+            if full.stat().st_size > self.max_bytes:
+                report.missing.append(f"{full.name} (larger than {self.max_bytes} bytes)")
+                return None
+            data = full.read_bytes()
+        except OSError as exc:
+            report.missing.append(f"{full.name} ({exc.strerror})")
+            return None
+        rel = os.path.relpath(full, self.root).replace(os.sep, "/")
+        report.read.add(rel)
+        report.digests[rel] = hashlib.sha256(data).hexdigest()
+        return data.decode("utf-8", errors="replace").replace("\r\n", "\n").split("\n")
+
+    def read_code(self, target: str, page_path: str, report: IncludeReport) -> str | None:
+        """A code file a parsed directive names (MyST literalinclude, Docusaurus raw-loader)."""
+        full = self._resolve(target, posixpath.dirname(page_path), report)
+        lines = self._read(full, report) if full else None
+        return "\n".join(lines).rstrip("\n") if lines is not None else None
+
+    # ---- expanding a page -------------------------------------------------------------------
+    def expand(self, page_path: str, text: str) -> tuple[str, list[int], IncludeReport]:
+        """The page with its includes read in; line i of the result is line map[i] of the page."""
+        report = IncludeReport()
+        lines = text.split("\n")
+        if not _has_include(text):
+            return text, list(range(len(lines))), report
+        out: list[str] = []
+        line_map: list[int] = []
+        for i, piece in self._lines(lines, posixpath.dirname(page_path), report, 0):
+            out.append(piece)
+            line_map.append(i)
+        return "\n".join(out), line_map, report
+
+    def _lines(self, lines: list[str], from_dir: str, report: IncludeReport, depth: int):
+        i = 0
+        while i < len(lines):
+            line = lines[i]
+            if _SNIPPET_FENCE.match(line) and depth < MAX_DEPTH:
+                end = next((j for j in range(i + 1, len(lines)) if _SNIPPET_FENCE.match(lines[j])), None)
+                if end is not None:
+                    for target in (t.strip() for t in lines[i + 1:end]):
+                        if target and not target.startswith(";"):
+                            yield from ((i, s) for _, s in self._snippet(target, from_dir, report, depth))
+                    i = end + 1
+                    continue
+            for piece in self._one_line(line, from_dir, report, depth):
+                yield i, piece
+            i += 1
+
+    def _one_line(self, line: str, from_dir: str, report: IncludeReport, depth: int):
+        if depth >= MAX_DEPTH or not _has_include(line):
+            yield line
+            return
+        m = _SNIPPET.match(line)
+        if m:  # the snippet takes the directive's indentation (inside a tab or a list)
+            yield from (m.group(1) + s if s else s for _, s in self._snippet(m.group(3), from_dir, report, depth))
+            return
+        m = _FASTAPI.match(line)
+        if m:
+            yield from self._code_include(m.group(1), m.group(2), from_dir, report)
+            return
+        m = _VP_SNIPPET.match(line)
+        if m:  # VitePress `<<< @/snippets/file.ts#region`: "@" is the source folder
+            target, _, region = m.group(1).partition("#")
+            yield from self._code_include(target.replace("@/", "/", 1) if target.startswith("@/") else target,
+                                          "", from_dir, report, region)
+            return
+        for rx, kind in ((_MDBOOK, "mdbook"), (_VITEPRESS, "vitepress"), (_MDINCLUDE, "mdinclude")):
+            m = rx.search(line)
+            if m:
+                got = self._inline(kind, m, from_dir, report, depth)
+                head, tail = line[:m.start()], line[m.end():]
+                if not got:
+                    rest = (head + tail).strip()
+                    if rest:
+                        yield head + tail
+                    return
+                got[0], got[-1] = head + got[0], got[-1] + tail
+                yield from got
+                return
+        yield line
+
+    def _inline(self, kind: str, m, from_dir: str, report: IncludeReport, depth: int) -> list[str]:
+        if kind == "mdbook":
+            target, sel = _split_selector(m.group(2))
+            full = self._resolve(target, from_dir, report)
+            lines = self._read(full, report) if full else None
+            return _strip_markers(_select(lines, sel)) if lines is not None else []
+        if kind == "vitepress":
+            full = self._resolve(m.group(1), from_dir, report)
+            lines = self._read(full, report) if full else None
+            if lines is None:
+                return []
+            if m.group(2):
+                lines = _region(lines, m.group(2))
+            a, b = m.group(3), m.group(4)
+            lines = lines[(int(a) - 1 if a else 0):(int(b) if b else None)]
+        else:
+            full = self._resolve(m.group(1), from_dir, report, bases=True)
+            lines = self._read(full, report) if full else None
+            if lines is None:
+                return []
+        sub = os.path.relpath(full.parent, self.docs_root).replace(os.sep, "/")
+        return [s for _, s in self._lines(lines, sub, report, depth + 1)]
+
+    def _snippet(self, target: str, from_dir: str, report: IncludeReport, depth: int):
+        target, sel = _split_selector(target)
+        full = self._resolve(target, from_dir, report, bases=True)
+        lines = self._read(full, report) if full else None
+        if lines is None:
+            return
+        sub = os.path.relpath(full.parent, self.docs_root).replace(os.sep, "/")
+        yield from self._lines(_strip_markers(_select(lines, sel)), sub, report, depth + 1)
+
+    def _code_include(self, target: str, options: str, from_dir: str, report: IncludeReport, region: str = ""):
+        full = self._resolve(target.lstrip("/"), from_dir, report, bases=True) if target.startswith("/") \
+            else self._resolve(target, from_dir, report, bases=True)
+        lines = self._read(full, report) if full else None
+        if lines is None:
+            return
+        picked = _pick_lines(_region(lines, region) if region else lines, options)
+        lang = EXT_LANG.get(full.suffix.lstrip(".").lower(), "")
+        yield f"```{lang}"
+        yield from (s.replace("```", "` ` `") for s in picked)
+        yield "```"
+
+
+def _has_include(text: str) -> bool:
+    return "{{#" in text or "8<-" in text or "{*" in text or "{!" in text or "@include" in text or "<<<" in text
+
+
+def _split_selector(target: str) -> tuple[str, str]:
+    """"path:2:10" -> ("path", "2:10"); "path:name" -> ("path", "name")."""
+    target = target.strip()
+    m = re.match(r"^(.+?\.[\w-]+)(?::(.*))?$", target)
+    return (m.group(1), m.group(2) or "") if m else (target, "")
+
+
+def _select(lines: list[str] | None, sel: str) -> list[str]:
+    if lines is None or not sel:
+        return lines or []
+    m = re.match(r"^(\d*)(?::(\d*))?$", sel)
+    if m:
+        a, b = m.group(1), m.group(2)
+        if b is None:  # "path:5": that line only
+            return lines[int(a) - 1:int(a)] if a else lines
+        return lines[(int(a) - 1 if a else 0):(int(b) if b else None)]
+    # an anchor: mdBook's ANCHOR / ANCHOR_END, or pymdownx's [start:name] / [end:name]
+    start = next((i for i, s in enumerate(lines) if re.search(rf"(ANCHOR:\s*|\[start:){re.escape(sel)}\b", s)), None)
+    if start is None:
+        return []
+    end = next((i for i in range(start + 1, len(lines))
+                if re.search(rf"(ANCHOR_END:\s*|\[end:){re.escape(sel)}\b", lines[i])), len(lines))
+    return lines[start + 1:end]
+
+
+def _strip_markers(lines: list[str]) -> list[str]:
+    return [s for s in lines if not _ANCHOR_LINE.search(s) and not _SECTION_LINE.search(s)]
+
+
+def _region(lines: list[str], name: str) -> list[str]:
+    start = next((i for i, s in enumerate(lines) if re.search(rf"#region\s+{re.escape(name)}\b", s)), None)
+    if start is None:
+        return []
+    end = next((i for i in range(start + 1, len(lines)) if re.search(r"#endregion\b", lines[i])), len(lines))
+    return lines[start + 1:end]
+
+
+def _pick_lines(lines: list[str], options: str) -> list[str]:
+    """FastAPI's `ln[3:7,12]`: those lines (1-based); without it, the whole file."""
+    m = re.search(r"\bln\[([^\]]*)\]", options)
+    while lines and not lines[-1].strip():
+        lines = lines[:-1]
+    if not m:
+        return lines
+    keep: list[int] = []
+    for part in m.group(1).split(","):
+        a, _, b = part.strip().partition(":") if ":" in part else (part.strip(), "", part.strip())
+        if a.strip().isdigit() or b.strip().isdigit():
+            lo = int(a) if a.strip().isdigit() else 1
+            hi = int(b) if b.strip().isdigit() else len(lines)
+            keep.extend(range(lo, hi + 1))
+    return [lines[i - 1] for i in sorted(set(keep)) if 0 < i <= len(lines)]

@@ -1,0 +1,219 @@
+"""The docs site a folder is: its generator, which pages it publishes, and their URLs.
+
+`detect_site(root, settings)` finds the generator's config under the docs root (mkdocs.yml,
+docusaurus.config.*, .vitepress/config.*, book.toml, conf.py, astro.config.* with Starlight)
+or takes `settings.site`; `Site.pages` lists the pages the site publishes (its content
+folders, mdBook's SUMMARY, not the repository's README or changelog beside them); `Site.page_url`
+is a page's published URL, with the front matter's `slug` / `id` applied. Without a config
+the folder is plain GitHub-flavoured Markdown, every page is read and nothing changes from
+before this layer existed (the demo's index is identical).
+"""
+from __future__ import annotations
+
+import fnmatch
+import os
+import posixpath
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote
+
+from ..errors import ConfigError
+from .site_configs import READERS, SitePart
+
+GENERATORS = ("plain",) + tuple(g for g, _, _ in READERS)
+PAGE_EXTS = (".md", ".mdx", ".markdown")
+_SKIP_DIRS = {"node_modules", "site", "build", "_build", "book", "dist", "target", "venv", "__pycache__"}
+_NUMBER_PREFIX = re.compile(r"^\d+[-_.]\s*")
+
+
+@dataclass
+class Site:
+    generator: str = "plain"
+    config: str = ""                      # the config file, relative to the docs root
+    parts: list[SitePart] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def slug_rule(self) -> str:
+        return self.parts[0].slug_rule if self.parts else "github"
+
+    def part_of(self, path: str) -> SitePart | None:
+        best = None
+        for p in self.parts:
+            if (not p.content or path.startswith(p.content + "/")) and (best is None or len(p.content) > len(best.content)):
+                best = p
+        return best
+
+    def publishes(self, path: str) -> bool:
+        part = self.part_of(path)
+        if part is None:
+            return False
+        rel = path[len(part.content) + 1:] if part.content else path
+        segs = rel.split("/")
+        if any(s in part.exclude for s in segs[:-1]) or any(s.startswith("_") for s in segs) and self.generator == "docusaurus":
+            return False  # Docusaurus: "_" files are partials, imported, not pages
+        if part.exclude_globs:
+            src = self.parts[0].content  # VitePress's globs are relative to its srcDir
+            rel_src = path[len(src) + 1:] if src else path
+            if any(fnmatch.fnmatchcase(rel_src, g) for g in part.exclude_globs):
+                return False
+        return part.pages is None or path in part.pages
+
+    def language_of(self, path: str) -> str:
+        part = self.part_of(path)
+        return part.language if part else ""
+
+    def nav_of(self, path: str) -> tuple[int, str] | None:
+        for p in self.parts:
+            if path in p.nav:
+                return p.nav[path]
+        return None
+
+    def route(self, path: str, front: dict | None = None) -> str | None:
+        """The page's path on the site, relative to its part's URL base ("guide/setup/",
+        "ch01-01-installation.html"); None for a page the site does not publish."""
+        part = self.part_of(path)
+        if part is None or self.generator == "plain":
+            return None
+        return _route(self.generator, part, path, front or {})
+
+    def page_url(self, path: str, front: dict | None = None) -> str | None:
+        """The page's published URL: absolute where the site URL is known, else its path on the site."""
+        route = self.route(path, front)
+        if route is None:
+            return None
+        base = self.part_of(path).url_base or ""
+        route = quote(route, safe="/%")  # a page named 指南.md is at /zh/%E6%8C%87%E5%8D%97/
+        if base.startswith("/") or base.startswith("http"):
+            return base.rstrip("/") + "/" + route if base.rstrip("/") else "/" + route
+        return "/" + route
+
+    def describe(self) -> dict:
+        return {"generator": self.generator, "config": self.config, "notes": self.notes,
+                "parts": [{"content": p.content, "url": p.url_base, "language": p.language,
+                           "slug_rule": p.slug_rule, "url_style": p.url_style} for p in self.parts]}
+
+
+def _route(generator: str, part: SitePart, path: str, front: dict) -> str:
+    rel = path[len(part.content) + 1:] if part.content else path
+    for a, b in part.rewrites:
+        if rel.startswith(a):
+            rel = b + rel[len(a):]
+    stem = posixpath.splitext(rel)[0]
+    folder, name = posixpath.split(stem)
+    if part.strip_number_prefix:
+        folder = "/".join(_NUMBER_PREFIX.sub("", s) for s in folder.split("/")) if folder else ""
+        name = _NUMBER_PREFIX.sub("", name)
+    slug = str(front.get("slug") or "").strip()
+    if slug and generator in ("docusaurus", "starlight"):
+        route = slug.strip("/") if slug.startswith("/") or generator == "starlight" else posixpath.join(folder, slug)
+        return route + "/" if part.url_style == "directory" and route else route
+    if front.get("id") and generator == "docusaurus":
+        name = str(front["id"])
+    index = name.lower() in ("index", "readme") or (generator == "docusaurus" and folder and name == posixpath.basename(folder))
+    if index:
+        if part.url_style == "html" and generator in ("mdbook", "sphinx"):
+            return posixpath.join(folder, "index.html")
+        return folder + "/" if folder and generator != "docusaurus" else folder
+    route = posixpath.join(folder, name)
+    return {"directory": route + "/", "html": route + ".html"}.get(part.url_style, route)
+
+
+def _find_configs(root: Path, max_depth: int = 3) -> list[tuple[str, str, Path]]:
+    """(generator, folder relative to root, config path), shallowest first."""
+    found = []
+    names = {n: g for g, ns, _ in READERS for n in ns}
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel = os.path.relpath(dirpath, root).replace(os.sep, "/")
+        rel = "" if rel == "." else rel
+        depth = rel.count("/") + 1 if rel else 0
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and (not d.startswith(".") or d == ".vitepress")
+                             and depth < max_depth)
+        for f in sorted(filenames):
+            gen = names.get(f)
+            if gen == "vitepress" and posixpath.basename(rel) != ".vitepress":
+                continue
+            if gen is None and f.startswith("config.") and posixpath.basename(rel) == ".vitepress":
+                gen = "vitepress"
+            if gen and _is_config(gen, Path(dirpath) / f):
+                found.append((depth, gen, rel, Path(dirpath) / f))
+    return [(g, r, p) for _, g, r, p in sorted(found, key=lambda t: (t[0], t[2]))]
+
+
+def _is_config(generator: str, path: Path) -> bool:
+    if generator not in ("sphinx", "starlight"):
+        return True
+    text = path.read_text(encoding="utf-8", errors="replace")
+    return ("extensions" in text or "html_theme" in text) if generator == "sphinx" else "starlight" in text
+
+
+def _page_count(root: Path, parts: list[SitePart]) -> int:
+    n = 0
+    for p in parts:
+        if p.pages is not None:
+            n += len(p.pages)
+            continue
+        for _, _, files in os.walk(root / p.content):
+            n += sum(f.lower().endswith(PAGE_EXTS) for f in files)
+    return n
+
+
+def detect_site(root: Path, generator: str = "", site_url: str = "") -> Site:
+    """The site under `root`: `generator` forces one ("plain" reads every page as before)."""
+    if generator and generator not in GENERATORS:
+        raise ConfigError(f"unknown site generator {generator!r} ({', '.join(GENERATORS)})")
+    if generator == "plain":
+        return Site(notes=["plain Markdown folder (site generator set to plain)"])
+    configs = [c for c in _find_configs(root) if not generator or c[0] == generator]
+    if not configs:
+        if generator:
+            raise ConfigError(f"no {generator} config found under {root}")
+        return Site(notes=["no site generator config found: plain Markdown, every page"])
+    readers = {g: r for g, _, r in READERS}
+    best: Site | None = None
+    for gen, folder, path in configs:
+        notes: list[str] = []
+        try:
+            parts = readers[gen](root, folder, path, notes)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:  # yaml / toml errors are ValueErrors
+            notes.append(f"{gen}: {posixpath.join(folder, path.name)} not read: {exc}")
+            continue
+        site = Site(gen, posixpath.join(folder, path.name), parts, notes)
+        if best is None or _page_count(root, parts) > _page_count(root, best.parts):
+            best = site
+    if best is None:
+        return Site(notes=[f"config found but not read ({configs[0][2]}): plain Markdown"])
+    _variants(root, best, configs, readers)
+    if site_url:
+        _override_url(best, site_url)
+    others = sorted({f"{g}: {posixpath.join(f, p.name)}" for g, f, p in configs} - {f"{best.generator}: {best.config}"})
+    if others:
+        best.notes.append(f"other configs not used: {', '.join(others[:5])}")
+    return best
+
+
+def _variants(root: Path, site: Site, configs, readers) -> None:
+    """mkdocs sites translated as one config per language (`INHERIT: ../en/mkdocs.yml`)."""
+    if site.generator != "mkdocs":
+        return
+    main = (root / site.config).resolve()
+    for gen, folder, path in configs:
+        if gen != "mkdocs" or path.resolve() == main:
+            continue
+        head = path.read_text(encoding="utf-8", errors="replace")
+        m = re.search(r"^INHERIT:\s*(\S+)", head, re.M)
+        if m and (path.parent / m.group(1)).resolve() == main:
+            site.parts += readers[gen](root, folder, path, site.notes)
+
+
+def _override_url(site: Site, site_url: str) -> None:
+    base = site_url.rstrip("/") + "/"
+    first = site.parts[0] if site.parts else None
+    for p in site.parts:
+        if p is first or not first:
+            p.url_base = base
+        elif first.content and p.content.startswith(first.content + "/"):
+            p.url_base = base + p.content[len(first.content) + 1:].split("/")[0] + "/"
+        else:
+            p.url_base = base

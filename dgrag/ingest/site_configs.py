@@ -1,0 +1,290 @@
+"""What a docs generator's own config file says: one reader per generator.
+
+Each reader takes the config file's folder (relative to the docs root, "" for the root
+itself) and returns `SitePart`s: a content folder, the published URL of its pages, its
+language, how page paths become URLs and which slug rule anchors its headings. JavaScript
+and TypeScript configs are not run (that needs Node and the site's packages): their string
+literals are read, with `const NAME = '...'` resolved, which is how every site we read
+writes its `url`, `base` and `locales`; what could not be read is said in the notes.
+"""
+from __future__ import annotations
+
+import posixpath
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+LOCALE_DIR = re.compile(r"^[a-z]{2}(?:[-_][A-Za-z]{2,4})?$")
+
+
+@dataclass
+class SitePart:
+    """Pages under `content` (relative to the docs root), published under `url_base`."""
+
+    content: str
+    url_base: str = ""           # "https://host/base/" or "/base/" (no host known) or ""
+    language: str = ""           # the locale's language ("zh", "en", "ja", ...), "" = from the text
+    url_style: str = "html"      # directory (page/), html (page.html), clean (page)
+    slug_rule: str = "github"
+    strip_number_prefix: bool = False   # Docusaurus: "01-intro.md" -> "intro"
+    rewrites: list[tuple[str, str]] = field(default_factory=list)  # VitePress: "en/" -> ""
+    pages: list[str] | None = None      # an explicit page list (mdBook's SUMMARY), else every page
+    nav: dict[str, tuple[int, str]] = field(default_factory=dict)   # page -> (order, title)
+    exclude: list[str] = field(default_factory=list)  # folders under content that are not pages
+    exclude_globs: list[str] = field(default_factory=list)  # VitePress's srcExclude, relative to its srcDir
+
+
+def language_of_locale(code: str) -> str:
+    code = code.strip().lower().replace("_", "-")
+    return "zh" if code.startswith("zh") else code.split("-")[0]
+
+
+def _join(*parts: str) -> str:
+    return posixpath.normpath(posixpath.join(*[p for p in parts if p])).lstrip("./") if any(parts) else ""
+
+
+def _norm(folder: str) -> str:
+    out = posixpath.normpath(folder) if folder else ""
+    return "" if out in (".", "") else out
+
+
+def _url(host: str, base: str) -> str:
+    host = host.rstrip("/")
+    base = "/" + base.strip("/") + "/" if base.strip("/") else "/"
+    return host + base
+
+
+# ---- JavaScript / TypeScript configs: string literals only -------------------------------------
+_JS_CONST = re.compile(r"""\b(?:const|let|var)\s+(\w+)\s*=\s*(?:[^'"`\n;]*\|\|\s*)?(['"`])([^'"`\n]*)\2""")
+
+
+def js_value(text: str, key: str, start: int = 0, end: int | None = None) -> str | None:
+    """The string (or true / false) a JS object gives `key`, resolving `key: NAME` through
+    `const NAME = '...'`; None when the key is absent or not a literal."""
+    consts = {m.group(1): m.group(3) for m in _JS_CONST.finditer(text)}
+    pat = re.compile(rf"""(?<![\w$.-])['"]?{re.escape(key)}['"]?\s*:\s*(?:(['"`])([^'"`\n]*)\1|(\w+))""")
+    m = pat.search(text, start, len(text) if end is None else end)
+    if not m:  # the shorthand `{ site, ... }` for `site: site`
+        short = re.compile(rf"""[{{,]\s*{re.escape(key)}\s*[,}}]""").search(text, start, len(text) if end is None else end)
+        return consts.get(key) if short else None
+    if m.group(1):
+        return m.group(2)
+    word = m.group(3)
+    return word if word in ("true", "false") else consts.get(word)
+
+
+def js_block(text: str, key: str) -> tuple[int, int] | None:
+    """Span of the `{...}` object (or `[...]` array) a JS config gives `key`, by bracket depth."""
+    m = re.search(rf"""(?<![\w$.-])['"]?{re.escape(key)}['"]?\s*:\s*([{{\[])""", text) or \
+        re.search(rf"""\b(?:const|let|var)\s+{re.escape(key)}\s*(?::[^=]*)?=\s*([{{\[])""", text)
+    if not m:
+        return None
+    open_, close = m.group(1), "}" if m.group(1) == "{" else "]"
+    depth, i = 0, m.start(1)
+    while i < len(text):
+        c = text[i]
+        if c in "'\"`":  # skip a string literal
+            j = text.find(c, i + 1)
+            i = j if j > 0 else len(text)
+        elif c == open_:
+            depth += 1
+        elif c == close:
+            depth -= 1
+            if depth == 0:
+                return m.start(1), i + 1
+        i += 1
+    return None
+
+
+def js_keys(text: str, span: tuple[int, int]) -> list[str]:
+    """The top-level keys of the object at `span` (e.g. a `locales` map)."""
+    body, keys, depth = text[span[0] + 1:span[1] - 1], [], 0
+    for m in re.finditer(r"""[{}\[\]]|(?:^|[,{\s])['"]?([\w-]+)['"]?\s*:""", body):
+        tok = m.group(0)
+        if tok in "{[":
+            depth += 1
+        elif tok in "}]":
+            depth -= 1
+        elif depth == 0 and m.group(1):
+            keys.append(m.group(1))
+    return keys
+
+
+# ---- the readers ---------------------------------------------------------------------------
+class _Loader(yaml.SafeLoader):
+    """mkdocs.yml may carry !!python/name and !ENV tags: read them as plain values."""
+
+
+_Loader.add_multi_constructor("", lambda loader, suffix, node: (
+    loader.construct_scalar(node) if isinstance(node, yaml.ScalarNode) else None))
+
+
+def _mkdocs_yaml(path: Path, depth: int = 0) -> dict:
+    data = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader) or {}
+    parent = data.pop("INHERIT", None)
+    if parent and depth < 4:
+        base = _mkdocs_yaml((path.parent / str(parent)).resolve(), depth + 1)
+        base.update(data)
+        data = base
+    return data
+
+
+def _mkdocs_nav(nav, docs_dir: str, out: dict, order: list[int]) -> None:
+    for item in nav or []:
+        if isinstance(item, dict):
+            for title, target in item.items():
+                if isinstance(target, str):
+                    order[0] += 1
+                    out[_join(docs_dir, target)] = (order[0], str(title))
+                else:
+                    _mkdocs_nav(target, docs_dir, out, order)
+        elif isinstance(item, str) and not item.startswith(("http:", "https:")):
+            order[0] += 1
+            out[_join(docs_dir, item)] = (order[0], "")
+
+
+def read_mkdocs(root: Path, folder: str, config: Path, notes: list[str]) -> list[SitePart]:
+    data = _mkdocs_yaml(config)
+    docs_dir = _join(folder, str(data.get("docs_dir") or "docs"))
+    exts = [e if isinstance(e, str) else next(iter(e), "") for e in data.get("markdown_extensions") or []]
+    toc = next((e["toc"] for e in data.get("markdown_extensions") or [] if isinstance(e, dict) and "toc" in e), None)
+    slugify = str((toc or {}).get("slugify") or "") if isinstance(toc, dict) else ""
+    rule = "pymdownx" if "pymdownx.slugs" in slugify or "pymdownx" in slugify and "slug" in slugify else "python-markdown"
+    nav: dict[str, tuple[int, str]] = {}
+    _mkdocs_nav(data.get("nav"), docs_dir, nav, [0])
+    lang = (data.get("theme") or {}).get("language", "") if isinstance(data.get("theme"), dict) else ""
+    style = "directory" if data.get("use_directory_urls", True) else "html"
+    notes.append(f"mkdocs: {posixpath.join(folder, config.name)} (docs_dir {docs_dir}, "
+                 f"{len(exts)} markdown extensions, slug rule {rule})")
+    return [SitePart(docs_dir, str(data.get("site_url") or ""), language_of_locale(lang) if lang else "",
+                     style, rule, nav=nav)]
+
+
+def read_docusaurus(root: Path, folder: str, config: Path, notes: list[str]) -> list[SitePart]:
+    text = config.read_text(encoding="utf-8")
+    host, base = js_value(text, "url") or "", js_value(text, "baseUrl") or "/"
+    span = js_block(text, "docs")
+    start, end = span if span else (0, 0)
+    path = (js_value(text, "path", start, end) if span else None) or "docs"
+    route = js_value(text, "routeBasePath", start, end) if span else None
+    route = "docs" if route is None else route
+    content = _join(folder, path)
+    parts = [SitePart(content, _url(host, posixpath.join(base, route)) if host else "",
+                      "", "clean", "github", strip_number_prefix=True)]
+    loc = js_block(text, "i18n")
+    if loc:
+        default = js_value(text, "defaultLocale", *loc) or "en"
+        parts[0].language = language_of_locale(default)
+        arr = js_block(text[loc[0]:loc[1]], "locales")
+        codes = re.findall(r"['\"]([\w-]+)['\"]", text[loc[0]:loc[1]][arr[0]:arr[1]]) if arr else []
+        for code in codes:
+            if code == default:
+                continue
+            tree = _join(folder, "i18n", code, "docusaurus-plugin-content-docs", "current")
+            if (root / tree).is_dir():
+                parts.append(SitePart(tree, _url(host, posixpath.join(base, code, route)) if host else "",
+                                      language_of_locale(code), "clean", "github", strip_number_prefix=True))
+    notes.append(f"docusaurus: {posixpath.join(folder, config.name)} (docs {content} at /{route.strip('/')}, "
+                 f"{len(parts) - 1} translations)")
+    return parts
+
+
+def read_vitepress(root: Path, folder: str, config: Path, notes: list[str]) -> list[SitePart]:
+    text = config.read_text(encoding="utf-8")
+    site_root = posixpath.dirname(folder)  # .vitepress's parent
+    src = _join(site_root, js_value(text, "srcDir") or "")
+    base = js_value(text, "base") or "/"
+    host = js_value(text, "hostname") or ""
+    style = "clean" if js_value(text, "cleanUrls") == "true" else "html"
+    rewrites = []
+    rw = js_block(text, "rewrites")
+    if rw:
+        for a, b in re.findall(r"""['"]([^'"]+)['"]\s*:\s*['"]([^'"]*)['"]""", text[rw[0]:rw[1]]):
+            if a.endswith(":rest*") and b.endswith(":rest*"):  # 'en/:rest*': ':rest*'
+                rewrites.append((a[:-len(":rest*")], b[:-len(":rest*")]))
+    url = _url(host, base) if host else ""
+    ex = js_block(text, "srcExclude")
+    globs = re.findall(r"""['"]([^'"]+)['"]""", text[ex[0]:ex[1]]) if ex else []
+    parts = [SitePart(src, url, "", style, "vitepress", rewrites=rewrites, exclude=["node_modules", "public"],
+                      exclude_globs=globs)]
+    loc = js_block(text, "locales")
+    for key in js_keys(text, loc) if loc else []:
+        lang = js_value(text, "lang", text.find(key, loc[0]), loc[1]) or key
+        if key == "root":
+            parts[0].language = language_of_locale(lang)
+            for a, b in rewrites:
+                if b == "" and (root / src / a).is_dir():  # the root locale's pages live in a folder
+                    parts.append(SitePart(_join(src, a), url, parts[0].language, style, "vitepress",
+                                          exclude_globs=globs))
+            continue
+        parts.append(SitePart(_join(src, key), url + key + "/" if url else "", language_of_locale(lang),
+                              style, "vitepress", exclude_globs=globs))
+    notes.append(f"vitepress: {posixpath.join(folder, config.name)} (srcDir {src or '.'}, "
+                 f"{max(0, len(parts) - 1)} locale folders)")
+    return parts
+
+
+def _summary(src_dir: Path, src: str) -> tuple[list[str], dict[str, tuple[int, str]]]:
+    pages, nav = [], {}
+    summary = src_dir / "SUMMARY.md"
+    if not summary.is_file():
+        return pages, nav
+    for title, target in re.findall(r"\[([^\]]+)\]\(([^)\s]+\.md)\)", summary.read_text(encoding="utf-8")):
+        path = _join(src, target)
+        if path not in nav:
+            pages.append(path)
+            nav[path] = (len(nav) + 1, title)
+    return pages, nav
+
+
+def read_mdbook(root: Path, folder: str, config: Path, notes: list[str]) -> list[SitePart]:
+    data = tomllib.loads(config.read_text(encoding="utf-8"))
+    src = _join(folder, str((data.get("book") or {}).get("src") or "src"))
+    html = (data.get("output") or {}).get("html") or {}
+    lang = str((data.get("book") or {}).get("language") or "")
+    pages, nav = _summary(root / src, src)
+    notes.append(f"mdbook: {posixpath.join(folder, config.name)} (src {src}, {len(pages)} chapters in SUMMARY.md)")
+    return [SitePart(src, str(html.get("site-url") or ""), language_of_locale(lang) if lang else "",
+                     "html", "mdbook", pages=pages or None, nav=nav)]
+
+
+def read_sphinx(root: Path, folder: str, config: Path, notes: list[str]) -> list[SitePart]:
+    text = config.read_text(encoding="utf-8")
+    m = re.search(r"""^html_baseurl\s*=\s*['"]([^'"]*)['"]""", text, re.M)
+    lang = re.search(r"""^language\s*=\s*['"]([^'"]*)['"]""", text, re.M)
+    myst = "myst_parser" in text or "myst_nb" in text
+    notes.append(f"sphinx: {posixpath.join(folder, config.name)} ({'MyST' if myst else 'no MyST: Markdown pages as CommonMark'})")
+    return [SitePart(_norm(folder), m.group(1) if m else "", language_of_locale(lang.group(1)) if lang else "",
+                     "html", "docutils", exclude=["_build", "_static", "_templates"])]
+
+
+def read_starlight(root: Path, folder: str, config: Path, notes: list[str]) -> list[SitePart]:
+    text = config.read_text(encoding="utf-8")
+    host, base = js_value(text, "site") or "", js_value(text, "base") or "/"
+    content = _join(folder, "src/content/docs")
+    url = _url(host, base) if host else ""
+    parts = [SitePart(content, url, "", "directory", "github")]
+    loc = js_block(text, "locales")
+    for key in js_keys(text, loc) if loc else []:
+        lang = js_value(text, "lang", text.find(key, loc[0]), loc[1]) or key
+        if key == "root":
+            parts[0].language = language_of_locale(lang)
+        elif (root / content / key).is_dir():
+            parts.append(SitePart(_join(content, key), url + key + "/" if url else "", language_of_locale(lang),
+                                  "directory", "github"))
+    notes.append(f"starlight: {posixpath.join(folder, config.name)} ({max(0, len(parts) - 1)} locale folders)")
+    return parts
+
+
+# (generator, config file names, reader); a VitePress config lives in a `.vitepress` folder
+READERS = (
+    ("mkdocs", ("mkdocs.yml", "mkdocs.yaml"), read_mkdocs),
+    ("docusaurus", ("docusaurus.config.js", "docusaurus.config.ts", "docusaurus.config.mjs"), read_docusaurus),
+    ("vitepress", ("config.js", "config.ts", "config.mjs", "config.mts"), read_vitepress),
+    ("mdbook", ("book.toml",), read_mdbook),
+    ("sphinx", ("conf.py",), read_sphinx),
+    ("starlight", ("astro.config.mjs", "astro.config.ts", "astro.config.js"), read_starlight),
+)

@@ -1,0 +1,283 @@
+"""The docs-site layer: generators detected from their configs, dialects read by the parser's
+plugins, includes read within their root, and each section's URL on the published site."""
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from dgrag.config import Settings
+from dgrag.ingest.dialects import raw_markers
+from dgrag.ingest.includes import Includes
+from dgrag.ingest.markdown import parse_page
+from dgrag.ingest.pipeline import index_folder
+from dgrag.ingest.site import detect_site
+from dgrag.ingest.slugs import Slugger
+from dgrag.store import Store
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    return root
+
+
+# ---- slug rules: the values each generator's own code gives --------------------------------
+@pytest.mark.parametrize("rule, headings, anchors", [
+    ("python-markdown", ["Hello World!", "Hello World!", "安装", "安装", "Café au lait"],
+     ["hello-world", "hello-world_1", "_1", "_2", "cafe-au-lait"]),
+    ("pymdownx", ["安装 VitePress", "Hello, World"], ["安装-vitepress", "hello-world"]),
+    ("github", ["The `x` API: options & defaults!", "Example", "Example", "快速开始", "Ready 🚀"],
+     ["the-x-api-options--defaults", "example", "example-1", "快速开始", "ready-"]),
+    ("vitepress", ["2. Install", "配置（config）说明", "Example", "Example", "What's new?"],
+     ["_2-install", "配置-config-说明", "example", "example-1", "what-s-new"]),
+    ("mdbook", ["Hello, Cargo!", "Hello, Cargo!", "Rc<T>, the Reference Counted Smart Pointer"],
+     ["hello-cargo", "hello-cargo-1", "rct-the-reference-counted-smart-pointer"]),
+    ("docutils", ["Hello World!", "配置 config"], ["hello-world", "config"]),
+])
+def test_slug_rules_number_duplicates_as_their_generator(rule, headings, anchors):
+    s = Slugger(rule)
+    assert [s.anchor(h) for h in headings] == anchors
+
+
+def test_an_explicit_id_is_kept_and_reserves_its_slug():
+    s = Slugger("github")
+    assert s.anchor("Install", "install") == "install"
+    assert s.anchor("Install") == "install-1"
+    with pytest.raises(ValueError):
+        Slugger("nope")
+
+
+# ---- dialects: markers become structure, titles stay as prose -------------------------------
+DIALECT_PAGE = """
+---
+id: setup
+title: Setting Up
+sidebar_label: Setup
+---
+
+import Tabs from '@theme/Tabs';
+import TabItem from '@theme/TabItem';
+
+Intro.
+
+## Install {#install}
+
+:::tip[Before you start]
+Have Node 18.
+:::
+
+::: warning
+Old browsers.
+:::
+
+!!! note "Keep it short"
+    An admonition of Python-Markdown.
+
+/// details | Why this works
+Because of caching.
+///
+
+=== "Python 3.10+"
+
+    ```python
+    print("tab")
+    ```
+
+<Tabs>
+  <TabItem value="npm" label="npm">
+
+npm install thing
+
+  </TabItem>
+</Tabs>
+
+## Reference { #reference }
+
+::: package.module.Thing
+    options:
+      members: true
+
+{% hint style="info" %}
+A GitBook hint.
+{% endhint %}
+"""
+
+
+def test_every_dialect_marker_leaves_breadcrumbs_prose_and_text():
+    page = parse_page("docs/setup.mdx", textwrap.dedent(DIALECT_PAGE).lstrip("\n"))
+    assert page.front["id"] == "setup" and page.title == "Setting Up"
+    chunks = [n for n in page.nodes if n["type"] == "chunk"]
+    assert [c["breadcrumb"] for c in chunks] == ["Setting Up", "Setting Up / Install", "Setting Up / Reference"]
+    assert [c["meta"]["anchor"] for c in chunks[1:]] == ["install", "reference"]
+    for n in page.nodes:
+        assert raw_markers(f"{n['breadcrumb']}\n{n.get('prose') or ''}\n{n['text']}") == {}, n
+    prose = chunks[1]["prose"]
+    for kept in ("Before you start", "Warning", "Keep it short", "Why this works", "Python 3.10+", "npm",
+                 "Have Node 18.", "npm install thing"):
+        assert kept in prose
+    assert "API reference: package.module.Thing" in chunks[2]["prose"] and "A GitBook hint." in chunks[2]["prose"]
+    assert "print(\"tab\")" in [n["text"] for n in page.nodes if n["type"] == "code"][0]
+    assert page.recognised["admonition"] == 4 and page.recognised["tab"] == 1
+    assert page.recognised["MDX statement"] == 1 and page.recognised["generated reference"] == 1
+
+
+def test_a_page_without_h1_is_headed_by_its_title_or_its_first_heading():
+    fm = parse_page("a.md", "---\ntitle: Actions\n---\n\n## Redux FAQ: Actions\n\n### Why\n\ntext\n")
+    assert [n["breadcrumb"] for n in fm.nodes] == ["Actions / Redux FAQ: Actions", "Actions / Redux FAQ: Actions / Why"]
+    bare = parse_page("b.md", "## Hello, Cargo!\n\ntext\n\n### Creating\n\nmore\n\n## Summary\n\nend\n")
+    assert [n["breadcrumb"] for n in bare.nodes] == ["Hello, Cargo!", "Hello, Cargo! / Creating",
+                                                    "Hello, Cargo! / Summary"]
+    h1 = parse_page("c.md", "# Title\n\n## Part\n\ntext\n")  # as before the site layer
+    assert [n["breadcrumb"] for n in h1.nodes] == ["Title", "Title / Part"]
+
+
+# ---- includes: read within the root, refused outside, reported when missing ------------------
+def test_includes_read_in_place_with_their_selection_and_line_map(tmp_path):
+    root = _write(tmp_path / "repo", {
+        "src/main.rs": "fn main() {\n    // ANCHOR: here\n    let x = 5;\n    // ANCHOR_END: here\n}\n",
+        "snippets/part.md": "Included *prose*.\n",
+        "docs_src/app.py": "from fastapi import FastAPI\n\napp = FastAPI()\n",
+    })
+    page = ("# T\n\n```rust\n{{#include ../src/main.rs:here}}\n```\n\n--8<-- \"snippets/part.md\"\n\n"
+            "{* ../docs_src/app.py hl[3] *}\n\n{{#include ../src/main.rs:1:1}}\n")
+    inc = Includes(root, root)
+    text, line_map, rep = inc.expand("book/page.md", page)
+    assert "    let x = 5;" in text and "ANCHOR" not in text
+    assert "Included *prose*." in text and "```python\nfrom fastapi import FastAPI" in text
+    assert text.rstrip().endswith("fn main() {")
+    assert rep.read == {"src/main.rs", "snippets/part.md", "docs_src/app.py"} and not rep.missing
+    assert len(line_map) == len(text.split("\n"))
+    assert page.split("\n")[line_map[text.split("\n").index("    let x = 5;")]] == "{{#include ../src/main.rs:here}}"
+
+
+def test_an_include_outside_the_root_is_refused_and_a_missing_one_reported(tmp_path):
+    (tmp_path / "secret.txt").write_text("TOP SECRET\n")
+    root = _write(tmp_path / "repo", {"docs/a.md": "x\n"})
+    text, _, rep = Includes(root, root).expand(
+        "docs/a.md", "# A\n\n{{#include ../../secret.txt}}\n\n--8<-- \"nope.md\"\n\n<!--@include: ../../secret.txt-->\n")
+    assert "TOP SECRET" not in text and "{{#include" not in text and "@include" not in text
+    assert rep.refused == ["../../secret.txt", "../../secret.txt"] and rep.missing == ["nope.md"]
+
+
+# ---- whole sites: detection, URLs, reports, a changed include ---------------------------------
+MKDOCS = {
+    "mkdocs.yml": """
+        site_name: Demo
+        site_url: https://example.org/mk/
+        nav:
+          - Home: index.md
+          - First steps: tutorial/first-steps.md
+        markdown_extensions:
+          - toc:
+              permalink: true
+          - attr_list
+          - admonition
+          - pymdownx.snippets
+    """,
+    "docs/index.md": "# Home\n\nWelcome.\n\n## Install { #install-it }\n\nRun it.\n",
+    "docs/tutorial/first-steps.md": """
+        # First Steps { #first-steps }
+
+        ## Run it { #run-it }
+
+        ```python
+        --8<-- "examples/main.py"
+        ```
+
+        !!! tip
+            Use the reload flag.
+
+        ## Example
+
+        one
+
+        ## Example
+
+        two
+
+        ## 安装
+
+        三
+    """,
+    "docs/drafty.md": "---\ndraft: true\n---\n# Not yet\n",
+    "examples/main.py": "print('hello from the example')\n",
+    "README.md": "# The repository's README, not a page of the site\n",
+}
+
+
+def test_a_mkdocs_site_indexed_from_its_repository_folder(tmp_path, hash_embedder):
+    root = _write(tmp_path / "repo", MKDOCS)
+    s = Settings(db_path=tmp_path / "i.db", docs_root=root)
+    with Store(s.db_path) as st:
+        rep = index_folder(s, st, hash_embedder)
+        rows = st.con.execute("SELECT type, breadcrumb, source_url, text, prose FROM nodes "
+                              "WHERE source_path='docs/tutorial/first-steps.md' ORDER BY rowid").fetchall()
+        described = st.describe()["site"]
+    assert rep.site["generator"] == "mkdocs" and described["generator"] == "mkdocs"
+    assert rep.files_seen == 3 and rep.dialect["pages_outside_site"] == 1   # README.md is not the site's
+    assert rep.dialect["drafts"] == ["docs/drafty.md"] and rep.dialect["includes_read"] == 1
+    assert rep.dialect["left_raw"] == {}
+    urls = {crumb: url for kind, crumb, url, _, _ in rows if kind == "chunk"}
+    base = "https://example.org/mk/tutorial/first-steps/"
+    assert urls == {"First Steps": base + "#first-steps", "First Steps / Run it": base + "#run-it",
+                    "First Steps / Example": base + "#example_1", "First Steps / 安装": base + "#_1"}
+    code = [t for kind, _, _, t, _ in rows if kind == "code"]
+    assert code == ["print('hello from the example')"]
+
+
+def test_a_changed_include_reindexes_the_page_that_includes_it(tmp_path, hash_embedder):
+    root = _write(tmp_path / "repo", MKDOCS)
+    s = Settings(db_path=tmp_path / "i.db", docs_root=root)
+    with Store(s.db_path) as st:
+        index_folder(s, st, hash_embedder)
+        again = index_folder(s, st, hash_embedder)
+        assert again.files_indexed == 0 and again.files_unchanged == 3  # the draft too: skipped, unchanged
+        (root / "examples/main.py").write_text("print('changed')\n")
+        third = index_folder(s, st, hash_embedder)
+        code = st.con.execute("SELECT text FROM nodes WHERE type='code'").fetchall()
+    assert third.files_indexed == 1 and code == [("print('changed')",)]
+
+
+def test_plain_folder_keeps_every_page_and_the_url_template(tmp_path):
+    root = _write(tmp_path / "docs", {"a.md": "# A\n\n## B\n", "sub/c.md": "# C\n"})
+    site = detect_site(root)
+    assert site.generator == "plain" and site.parts == [] and site.page_url("a.md") is None
+    s = Settings(db_path=tmp_path / "i.db", docs_root=root, url_template="https://h/{path}#L{line}|{anchor}")
+    with Store(s.db_path) as st:
+        rep = index_folder(s, st)
+        urls = [r[0] for r in st.con.execute("SELECT source_url FROM nodes WHERE type='chunk' ORDER BY rowid")]
+    assert rep.files_seen == 2 and urls[:2] == ["https://h/a.md#L1|a", "https://h/a.md#L3|b"]
+    assert json.loads(json.dumps(rep.site))["generator"] == "plain"
+
+
+# ---- each section's URL, as the generator itself publishes it ---------------------------------
+SITES = Path(__file__).parent / "fixtures" / "sites"
+
+
+@pytest.mark.parametrize("name", sorted(p.parent.name for p in SITES.glob("*/expected_urls.json")))
+def test_section_urls_equal_the_ones_the_generator_built(name, tmp_path):
+    """expected_urls.json was read off each generator's own build of the fixture
+    (scripts/record_site_anchors.sh): CJK headings, duplicates, digits, emoji, explicit ids."""
+    expected = json.loads((SITES / name / "expected_urls.json").read_text(encoding="utf-8"))
+    s = Settings(db_path=tmp_path / "i.db", docs_root=SITES / name)
+    with Store(s.db_path) as st:
+        rep = index_folder(s, st)
+        rows = st.con.execute("SELECT type, source_path, source_url, meta FROM nodes ORDER BY rowid").fetchall()
+    assert rep.site["generator"] == expected["generator"].split()[0].lower().replace("-myst", "")
+    assert rep.dialect["includes_refused"] == [] and rep.dialect["includes_missing"] == []
+    assert sorted(expected["pages"]) == sorted({r[1] for r in rows if r[0] == "file"})
+    for path, page in expected["pages"].items():
+        meta = {t: json.loads(m) for t, p, _, m in rows if p == path and t == "file"}
+        assert meta["file"]["url"] == page["url"], path
+        want = [h["id"] for h in page["headings"] if h["id"] != "_top"]
+        h1_listed = any(h["level"] == 1 for h in page["headings"] if h["id"] != "_top")
+        chunks = [(u, json.loads(m)) for t, p, u, m in rows if t == "chunk" and p == path]
+        got = [m["anchor"] for _, m in chunks if m.get("anchor") and (h1_listed or m.get("level") != 1)]
+        assert got == want, path
+        if page["url"].startswith("https://"):  # a known host: the section's link is its published URL
+            assert all(u == f"{page['url']}#{m['anchor']}" for u, m in chunks if m.get("anchor")), path
