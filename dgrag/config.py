@@ -114,6 +114,10 @@ class RetrievalConfig:
     rank_ppr_head: int = 2  # the first places, always the weighted ranking's
     rank_ppr_trust: float = 0.5  # PPR's trust (`spread_trust_*`) from which it gets places
     rank_bridge_k: int = 3  # the best base passages whose mentions count as `bridge` evidence
+    # false: the ranking without the graph's own evidence (walk, ppr, evidence, link and bridge
+    # weights, PPR's places and the question's bridge all off; the rest unchanged): the
+    # "no graph" ablation, for anyone's index
+    graph_features: bool = True
     ## PPR (HippoRAG 2)
     ppr_damping: float = 0.5  # the walk's damping (below 1)
     ppr_passage_weight: float = 0.05  # restart mass on passages, beside the entities'
@@ -161,6 +165,7 @@ class RetrievalConfig:
                 raise ConfigError(f"unknown retrieval parameter: {_short(key)}")
             changes[key] = _coerce(value, known[key].type, key)
         merged = dataclasses.replace(self, **changes)
+        merged._without_graph()
         for name, allowed in (("method", ("diffusion", "ppr", "dense")), ("rank_mode", ("evidence", "trust")),
                               ("final_rerank_backend", ("none", "cross-encoder", "llm")),
                               ("vector_search", ("numpy", "sqlite-vec")), ("spread_engine", ("jit", "python")),
@@ -169,6 +174,15 @@ class RetrievalConfig:
                 raise ConfigError(f"{name} must be one of {', '.join(allowed)}")
         merged._check_ranges()
         return merged
+
+    def __post_init__(self) -> None:
+        self._without_graph()
+
+    def _without_graph(self) -> None:
+        if not self.graph_features:
+            for name in GRAPH_WEIGHTS:
+                setattr(self, name, 0.0)
+            self.rank_ppr_every, self.rank_bridge_question = 0, False
 
     def _check_ranges(self) -> None:
         # every count, budget and weight here is >= 0; a request must not be able to send the
@@ -187,6 +201,8 @@ class RetrievalConfig:
         if not self.ppr_push_eps >= MIN_PPR_PUSH_EPS:
             raise ConfigError(f"ppr_push_eps must be at least {MIN_PPR_PUSH_EPS:g} (the push's work grows as 1/eps)")
 
+
+GRAPH_WEIGHTS = ("rank_w_walk", "rank_w_ppr", "rank_w_evidence", "rank_w_link", "rank_w_bridge")  # graph_features
 
 # Upper bounds of the retrieval parameters: far above any useful value (the defaults are 5-100),
 # low enough that the most a request can ask for stays a fraction of a second to a few seconds

@@ -249,3 +249,15 @@ def test_half_of_pprs_pages_corroborated_reaches_a_trust_of_one_half():
     trust = graph_trust(page, RetrievalConfig(spread_trust_dense_k=4), np.arange(4), walk)
     assert trusted(trust, cfg.rank_ppr_trust) and not trusted(trust, 0.51)
     assert not trusted(graph_trust(page, RetrievalConfig(spread_trust_dense_k=3), np.arange(3), walk), 0.5)
+
+
+def test_graph_features_false_is_the_no_graph_ablation():
+    from dgrag.config import GRAPH_WEIGHTS, RetrievalConfig
+
+    default, off = RetrievalConfig(), RetrievalConfig().merged({"graph_features": False})
+    assert all(getattr(default, w) >= 0 for w in GRAPH_WEIGHTS) and any(getattr(default, w) > 0 for w in GRAPH_WEIGHTS)
+    assert [getattr(off, w) for w in GRAPH_WEIGHTS] == [0.0] * len(GRAPH_WEIGHTS)
+    assert off.rank_ppr_every == 0 and off.rank_bridge_question is False
+    kept = [f for f in ("rank_w_base", "rank_w_lexical", "rank_w_page", "rank_w_language", "method")]
+    assert [getattr(off, f) for f in kept] == [getattr(default, f) for f in kept]
+    assert RetrievalConfig(graph_features=False).rank_w_ppr == 0.0  # from the environment too
