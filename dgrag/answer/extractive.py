@@ -24,8 +24,8 @@ from ..kernels.lexical import tokenize
 ANSWER_CHARS = 600
 SECTIONS = 5       # the top sections whose units are candidates
 MAX_UNITS = 120    # candidates embedded per question (in section order)
-MAX_SENTENCES = 5
-W_LEX, W_RANK, MARGIN = 0.15, 0.004, 0.05
+MAX_SENTENCES = 8
+W_LEX, W_RANK, MARGIN = 0.1, 0.01, 0.1
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(`\u3400-\u9fff])|(?<=[。！？；])")
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _FENCE = re.compile(r"^\s*(```|~~~)")

@@ -138,9 +138,7 @@ class Retriever:
         refs = build_references(self._store(), li, finals, stage3.paths or {})
         context = merge_context(refs, self.settings)
         timing["stage4_merge"] = time.perf_counter() - t
-        t = time.perf_counter()
         answerable, confidence = self.calibrations.get(li, embedder).judge(*evidence(li, qv, query))
-        timing["answerable"] = time.perf_counter() - t
         timing["rag_total"] = time.perf_counter() - t0
         return RetrievalResult(query, cfg.method, refs, context, {k: round(v, 4) for k, v in timing.items()},
                                self._trace(li, routes, exact, stage3) if cfg.verbose else None,
