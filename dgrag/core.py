@@ -195,6 +195,9 @@ class RetrievalResult:
     context: str
     timing: Mapping[str, float]
     trace: Mapping[str, Any] | None = None
+    # does the index answer the query (retrieve/confidence.py)? None where it was not judged
+    answerable: bool | None = None
+    confidence: float | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "references", MappingProxyType(
@@ -213,6 +216,8 @@ class RetrievalResult:
                "context": self.context, "rag_context": self.context,
                **{f"rag_{s}_count": len(self.references[s]) for s in SECTIONS},
                "timing": dict(self.timing)}
+        if self.answerable is not None:
+            out.update(answerable=self.answerable, confidence=self.confidence)
         if self.trace is not None:
             out["trace"] = dict(self.trace)
         return out
@@ -227,12 +232,24 @@ def chat_to_api(query: str, results: Sequence[RetrievalResult], answer: str, sec
     return {"query": query, "rag_context": "\n\n".join(r.context for r in results), "llm_response": answer,
             **{f"rag_{s}_count": sum(len(r.references[s]) for r in results) for s in SECTIONS},
             "references": [_brief(ref) for r in results for ref in r.all_references()],
-            "timing": timing}
+            "timing": timing, **judged(results)}
+
+
+def judged(results: Sequence[RetrievalResult]) -> dict:
+    """`answerable` and `confidence` of the searches behind one answer: the first search's (the
+    question as asked), else {} where none was judged."""
+    first = next((r for r in results if r.answerable is not None), None)
+    return {} if first is None else {"answerable": first.answerable, "confidence": first.confidence}
+
+
+def page_title(breadcrumb: str) -> str:
+    """A section's page title: the first heading of its breadcrumb."""
+    return (breadcrumb or "").split(" / ")[0].strip()
 
 
 def _brief(ref: Reference) -> dict:
-    out = {"id": ref.id, "type": ref.type, "breadcrumb": ref.breadcrumb, "source_url": ref.source_url,
-           "score": ref.score}
+    out = {"id": ref.id, "type": ref.type, "title": page_title(ref.breadcrumb), "breadcrumb": ref.breadcrumb,
+           "source_url": ref.source_url, "score": ref.score}
     if ref.image is not None:
         out["image_url"] = ref.image_url
     return out

@@ -46,7 +46,9 @@ def test_retrieve_and_chat_return_the_seed_fields(live):
                 "rag_images_count", "timing"):
         assert key in chat
     assert TIMING <= set(chat["timing"]) and "total" in chat["timing"]
-    assert "No LLM is configured" in chat["llm_response"]
+    assert "**Read more**" in chat["llm_response"] and "chunk-" not in chat["llm_response"]
+    assert chat["answerable"] is True and 0.5 <= chat["confidence"] <= 1 and chat["components"][0]["type"] == "answer"
+    assert res["answerable"] is True and 0 <= res["confidence"] <= 1
 
 
 def test_stream_sends_references_first(live):
@@ -55,6 +57,7 @@ def test_stream_sends_references_first(live):
     assert [e["type"] for e in events][0] == "references" and events[-1]["type"] == "done"
     assert any(e["type"] == "text" for e in events)
     assert events[0]["references"] and events[0]["rag_chunks_count"] > 0
+    assert events[-1]["components"][0]["type"] == "answer" and "answerable" in events[-1]
 
 
 def test_images_are_served_from_the_index(live):
@@ -172,7 +175,7 @@ def test_gradio_client_chat_inspect_and_an_indexing_step(live):
     client = Client(live.url + "/", verbose=False)
     history, refs, _ = client.predict("如何创建 ArkTS 页面？", [], True, "diffusion", 10, 2, 2, 2, 50, 100, 2.0,
                                       12000, 0.5, api_name="/chat")
-    assert history[-1]["role"] == "assistant" and "chunk-" in refs
+    assert history[-1]["role"] == "assistant" and "section · " in refs and "chunk-" not in refs
     outs = client.predict("ACE Tools create", api_name="/inspect")
     assert "### dense" in outs[0] and "### ppr" in outs[1] and "### diffusion" in outs[2]
     log = client.predict("", "", "", None, api_name="/job_openie")

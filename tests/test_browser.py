@@ -48,21 +48,21 @@ def _ask_retrieval_only(live, page, question: str) -> None:
     page.locator("#retrieval-only input").check()
     page.locator("#send").click()
     page.wait_for_function("document.querySelector('#references') && "
-                           "document.querySelector('#references').innerText.includes('chunk-')")
+                           "document.querySelector('#references').innerText.includes('section · ')")
 
 
 def test_ask_inspect_and_index_in_a_real_browser(live, page):
     _ask_retrieval_only(live, page, "How do I create a new page? Show the screenshot")
     page.wait_for_function("[...document.querySelectorAll('#chatbot img')].some(i => i.complete && i.naturalWidth > 0)")
     page.screenshot(path=str(ARTIFACTS / "chat.png"), full_page=True)
-    assert "No LLM is configured" in _text(page, "#chatbot")
+    assert "Read more" in _text(page, "#chatbot") and "chunk-" not in _text(page, "#chatbot")
     assert "github.com/arkui-x/docs" in page.locator("#references").inner_html()
 
     page.get_by_role("tab", name="Retrieval inspector").click()
     page.locator("#inspect-question textarea").fill("ACE Tools 创建应用")
     page.locator("#inspect").click()
     page.wait_for_function("document.querySelector('#inspect-diffusion') && "
-                           "document.querySelector('#inspect-diffusion').innerText.includes('chunk-')")
+                           "document.querySelector('#inspect-diffusion').innerText.includes('section · ')")
     page.wait_for_function("document.querySelector('#subgraph .js-plotly-plot .scatterlayer')")
     page.screenshot(path=str(ARTIFACTS / "inspector.png"), full_page=True)
     assert "stage3_spread" in _text(page, "#inspect-dense")
@@ -87,8 +87,8 @@ def test_state_question_lists_references_one_per_line_and_shows_no_unrelated_ima
     # one list item, so one line, per reference: breadcrumbs of the "$$语法" page once ran two
     # references together as a LaTeX formula
     lines = [items.nth(i).inner_text() for i in range(items.count())]
-    assert len(lines) >= 10 and all(line.count("score ") == 1 for line in lines)
-    images = [line for line in lines if " image · " in line]
+    assert len(lines) >= 10 and all(line.count(" · ") == 1 and "chunk-" not in line for line in lines)
+    images = [line for line in lines if line.startswith("image · ")]
     assert len(images) <= 1 and not any("ACE Tools" in line for line in images)
 
 
@@ -135,3 +135,25 @@ def test_the_first_starts_progress_banner(tmp_path, page):
         assert "4 of 11 pages done, 7 left" in text and "getting started 4/9" in text
     finally:
         app.stop()
+
+
+@pytest.mark.parametrize("question, lang", [("How do I create an application with ACE Tools?", "en"),
+                                            ("ACE Tools 怎么创建应用？", "zh")])
+def test_the_answers_components_render_in_the_chat(live, page, question, lang):
+    """The extractive answer's components in Chromium: the cited answer, a code block with its
+    language and a copy button, the sources folded with their links, the follow-ups; no node id."""
+    _ask_retrieval_only(live, page, question)
+    head = {"en": ("Read more", "Sources", "You might also ask"), "zh": ("延伸阅读", "来源", "你也可以问")}[lang]
+    page.wait_for_function(f"document.querySelector('#chatbot').innerText.includes({head[2]!r})")
+    chat = page.locator("#chatbot")
+    text = chat.inner_text()
+    assert head[0] in text and "[1]" in text and "chunk-" not in text
+    assert chat.locator("pre code").count() >= 1 and chat.locator("button[aria-label*='opy'], .copy_code_button, "
+                                                                  "button.copy-button").count() >= 1
+    details = chat.locator("details")
+    assert details.count() == 1 and head[1] in details.locator("summary").inner_text()
+    assert details.locator("a[href*='github.com/arkui-x/docs']").count() >= 1
+    page.locator("#how-it-works").click()
+    page.wait_for_function("document.querySelector('#how-it-works').innerText.includes('Similar text only')")
+    assert page.get_by_text("Best (graph)").count() >= 1
+    page.screenshot(path=str(ARTIFACTS / f"chat-components-{lang}.png"), full_page=True)

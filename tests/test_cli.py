@@ -192,10 +192,10 @@ def test_chat_from_a_pipe_answers_each_line_with_its_sources(fixture_index):
     answers = [t for t in turns if not t.startswith(("/help", "\n"))]
     assert len(answers) == 2
     for answer in answers:
-        assert "- ID: chunk-" in answer  # the retrieved context is the answer
+        assert "**Read more**" in answer and "chunk-" not in answer  # the cited sentences are the answer
         sources = answer.split("Sources:\n")[1].splitlines()
         assert 1 <= len(sources) <= 2, sources
-        assert all(SOURCE_LINE.search(s) and s.startswith("  [chunk-") for s in sources), sources
+        assert all(SOURCE_LINE.search(s) and s.startswith("  - ") for s in sources), sources
 
 
 # ---- dgrag chat in a terminal, with a chat model ----------------------------------------------------

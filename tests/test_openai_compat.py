@@ -5,6 +5,8 @@ retrieved context when not; retrieval settings ride in the extra body; refusals 
 error statuses."""
 from __future__ import annotations
 
+import re
+
 import httpx2
 import openai
 import pytest
@@ -45,7 +47,8 @@ def test_without_an_llm_the_context_with_its_sources_as_links(live):
     client = _client(live)
     done = client.chat.completions.create(model="app", messages=QUESTION)
     text = done.choices[0].message.content
-    assert text.startswith("No LLM is configured") and "**Sources**" in text and LINK + "en/application-dev" in text
+    assert "**Read more**" in text and LINK + "en/application-dev" in text and "chunk-" not in text
+    assert done.model_extra["answerable"] is True and done.model_extra["components"][0]["type"] == "answer"
     assert done.choices[0].finish_reason == "stop" and done.model == "app" and done.usage.completion_tokens > 0
     citations = done.model_extra["citations"]
     assert citations and all(c.startswith("https://github.com/arkui-x/docs/blob/master/") for c in citations)
@@ -84,8 +87,9 @@ def test_retrieval_settings_ride_in_the_extra_body(live):
                                          extra_body={"retrieval_config": {"final_chunk_k": 1}})
     three = client.chat.completions.create(model="app", messages=QUESTION,
                                            extra_body={"retrieval_config": {"final_chunk_k": 3}})
-    assert one.choices[0].message.content.count("- ID: chunk-") == 1
-    assert three.choices[0].message.content.count("- ID: chunk-") == 3
+    # each retrieved section once under "Read more"
+    assert len(re.findall(r"^\[\d+\] \[", one.choices[0].message.content, re.M)) == 1
+    assert len(re.findall(r"^\[\d+\] \[", three.choices[0].message.content, re.M)) == 3
     with pytest.raises(openai.UnprocessableEntityError, match="final_chunk_k"):
         client.chat.completions.create(model="app", messages=QUESTION,
                                        extra_body={"retrieval_config": {"final_chunk_k": 10 ** 6}})

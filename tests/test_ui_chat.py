@@ -68,4 +68,4 @@ def test_a_follow_up_in_the_ui_reaches_the_model_with_the_conversation(tmp_path,
     prompts = [json.dumps(r["json"], ensure_ascii=False) for r in server.requests if r["path"].endswith("/completions")]
     rewrite = [p for p in prompts if "And how do I run it?" in p and "How do I create an app with ACE Tools?" in p]
     assert rewrite and "Run ace create [1]." in rewrite[0]
-    assert len(history) == 4 and "chunk-" in refs
+    assert len(history) == 4 and "section · " in refs and "chunk-" not in refs

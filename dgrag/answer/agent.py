@@ -10,10 +10,12 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from ..config import Settings
-from ..core import RetrievalResult
+from ..core import RetrievalResult, judged
 from ..errors import Cancelled, DeadlineExceeded, DgragError, LLMError, QueryRejected
 from ..prompts import render
 from .book import ContextBook
+from .components import build as build_components
+from .components import numbered, offline_answer, store_of
 from .citations import CitationFilter
 from ..backends.chat import chat_llm
 from ..core import language_of
@@ -38,6 +40,7 @@ class Run:
     images: dict = field(default_factory=lambda: {"sent": 0, "skipped": [], "refused": None})
     mode: str = ""
     cancel: threading.Event | None = None  # set: the next step raises Cancelled (Ctrl-C, Stop)
+    results: list[RetrievalResult] = field(default_factory=list)  # every search's result, in order
 
 
 class Answerer:
@@ -57,6 +60,7 @@ class Answerer:
             return "".join(e["text"] for e in self._offline(question, [result]) if e["type"] == "text")
         run = self._new_run()
         run.book.add(result, 1)
+        run.results.append(result)
         return "".join(e["text"] for e in self._final(run, question, []) if e["type"] == "text")
 
     def chat(self, question: str, history: list[dict] | None = None, retrieval_config: dict | None = None,
@@ -86,14 +90,11 @@ class Answerer:
     def _new_run(self) -> Run:
         return Run(ContextBook(self.settings.chat_context_tokens))
 
-    # ---- without an LLM: the retrieved context is the answer (unchanged) -------------------------
+    # ---- without an LLM: the extractive answer (answer/extractive.py), then "Read more" ------------
     def _offline(self, question: str, results: list[RetrievalResult]) -> Iterator[dict]:
-        context = "\n\n".join(r.context for r in results if r.context)
-        note = ("未配置 LLM：以下是检索到的相关文档内容。\n\n" if language_of(question) == "zh"
-                else "No LLM is configured: here is the retrieved context.\n\n")
-        text = note + (context or "(nothing found)")
+        text, meta = offline_answer(question, results, self.retriever.embedder, self.retriever)
         yield {"type": "text", "text": text}
-        yield {"type": "done", "answer": text, "meta": {"llm": False, "rounds": len(results)}}
+        yield {"type": "done", "answer": text, "meta": meta}
 
     # ---- rewriting a follow-up -------------------------------------------------------------------
     def _rewrite(self, question: str, history: list[dict], cancel: threading.Event | None = None) -> str:
@@ -148,6 +149,7 @@ class Answerer:
             return Call("", q, -1)
         retrieve_s = time.perf_counter() - t0
         added = run.book.add(result, n)
+        run.results.append(result)
         run.asked.add(q.casefold())
         yield {"type": "retrieval", "query": q, "result": result, "round": n}
         yield {"type": "round", "round": n, "query": q, "mode": mode,
@@ -161,8 +163,8 @@ class Answerer:
     def _final(self, run: Run, question: str, history: list[dict], with_context: bool = True) -> Iterator[dict]:
         lang = language_of(question)
         refs = run.book.references() if with_context else []
-        text = (f"References:\n\n{run.book.render_numbered() or '(nothing found)'}\n\nQuestion: {question}"
-                if with_context else question)
+        text = (f"References:\n\n{run.book.render_numbered() or '(nothing found)'}\n\n"
+                f"{_signal(run.results, lang)}Question: {question}" if with_context else question)
         messages = [{"role": "system", "content": render("answer_short" if self.style == "short" else "answer", lang)},
                     *[{"role": m["role"], "content": str(m.get("content", ""))} for m in history[-6:]],
                     {"role": "user", "content": text}]
@@ -176,7 +178,11 @@ class Answerer:
             tail = reference_list(refs, cite.cited, lang)
             answer.append(tail)
             yield {"type": "text", "text": tail}
-        yield {"type": "done", "answer": "".join(answer), "meta": self._meta(run, refs, cite)}
+        meta = self._meta(run, refs, cite)
+        # the written answer as the card, the same components around it as without an LLM
+        meta["components"] = build_components("".join(answer), sorted(cite.cited), numbered(run.results),
+                                              judged(run.results), True, store_of(self.retriever))
+        yield {"type": "done", "answer": "".join(answer), "meta": {**meta, **judged(run.results)}}
 
     def _images(self, run: Run) -> list[dict]:
         if not wants_images(self.settings):
@@ -249,3 +255,15 @@ def reference_list(refs: list[dict], cited: list[int], language: str) -> str:
         lines.append(f"[{r['n']}] {where}")
     head = "参考资料" if language == "zh" else "References"
     return f"\n\n**{head}**\n\n" + "\n".join(f"{line}  " for line in lines)
+
+
+def _signal(results: list[RetrievalResult], lang: str) -> str:
+    """What the ranking says of the question, for the model: a warning when the docs do not
+    seem to cover it (retrieve/confidence.py), nothing otherwise."""
+    verdict = judged(results)
+    if verdict.get("answerable") is not False:
+        return ""
+    if lang == "zh":
+        return f"检索置信度低（{verdict['confidence']:.2f}）：文档可能没有涉及这个问题。若参考资料无法回答，请先说明这一点。\n\n"
+    return (f"Retrieval confidence is low ({verdict['confidence']:.2f}): the docs may not cover this question. "
+            "If the references do not answer it, say so first.\n\n")

@@ -10,6 +10,7 @@ from .common import require_index, retrieval_overrides, settings_for
 
 def cmd_query(args) -> int:
     from ..answer import Answerer
+    from ..answer.components import offline_answer
     from ..retrieve.retriever import Retriever
 
     settings = settings_for(args)
@@ -19,14 +20,18 @@ def cmd_query(args) -> int:
     retriever = Retriever(settings)
     found = retriever.search(args.question, retrieval_overrides(args))
     result = found.to_api()
-    if not args.no_llm:
-        result["answer"] = Answerer(settings, retriever).answer_once(args.question, found)
+    agent = Answerer(settings, retriever, llm=None if args.no_llm else "auto")
+    if agent.llm is None:  # the extractive answer, its "Read more" and its components
+        text, meta = offline_answer(args.question, [found], retriever.embedder, retriever)
+        result.update(answer=text, components=meta["components"])
+    else:
+        result["answer"] = agent.answer_once(args.question, found)
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
         return 0
-    if "answer" in result:
-        print(result["answer"] + "\n\n---")
-    print(result["context"])
+    print(result["answer"])
+    if agent.llm is not None:
+        print("\n---\n" + result["context"])
     print("\n" + json.dumps(result["timing"]))
     return 0
 

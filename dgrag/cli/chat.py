@@ -237,7 +237,7 @@ def source_lines(results: list[dict], answer: str) -> list[str]:
     lines = ["Sources:"]
     for it in cited or items:
         where = it.get("source_url") or it.get("source_path") or ""
-        lines.append(f"  [{it['id']}] {it.get('breadcrumb') or '-'}  {where}".rstrip())
+        lines.append(f"  - {it.get('breadcrumb') or '-'}  {where}".rstrip())  # no node id: a person reads it
     return lines
 
 

@@ -14,6 +14,7 @@ from ..core import Route, RetrievalResult, Stage3Result, estimate_tokens, langua
 from ..embed import embed_text
 from ..errors import DeadlineExceeded, DgragError, EmbeddingMismatch, QueryRejected
 from ..store import Store
+from .confidence import Calibrations, evidence
 from .context import build_references, merge_context
 from .explain import rowid_trace
 from .loaded import IndexHandle, LoadedIndex, QueryCosines
@@ -60,6 +61,7 @@ class Retriever:
         self.embedder = embedder or self._embedder_for(_file_meta(self.handle.path))
         self.reranker = reranker or make_reranker(settings)
         self._local = threading.local()
+        self.calibrations = Calibrations()
         if settings.retrieval.spread_engine == "jit":
             from ..kernels import diffusion_jit
 
@@ -136,9 +138,19 @@ class Retriever:
         refs = build_references(self._store(), li, finals, stage3.paths or {})
         context = merge_context(refs, self.settings)
         timing["stage4_merge"] = time.perf_counter() - t
+        answerable, confidence = self.calibrations.get(li, embedder).judge(*evidence(li, qv, query))
         timing["rag_total"] = time.perf_counter() - t0
         return RetrievalResult(query, cfg.method, refs, context, {k: round(v, 4) for k, v in timing.items()},
-                               self._trace(li, routes, exact, stage3) if cfg.verbose else None)
+                               self._trace(li, routes, exact, stage3) if cfg.verbose else None,
+                               answerable, confidence)
+
+    def judge(self, query: str) -> tuple[bool, float, tuple[float, float]]:
+        """(answerable, confidence, (dense, coverage)) of a query alone, without a search."""
+        li = self.handle.get()
+        embedder = self._query_embedder(li)
+        qv = embedder.embed_queries([check_query(query, self.settings)])[0].astype(np.float32)
+        ev = evidence(li, qv, query)
+        return (*self.calibrations.get(li, embedder).judge(*ev), ev)
 
     # ---- stages ------------------------------------------------------------------------
     def _recall(self, li: LoadedIndex, qv: np.ndarray, cfg: RetrievalConfig,

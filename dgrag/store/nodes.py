@@ -15,7 +15,7 @@ COLUMNS = (
 )  # content_hash: of the node's text (an image's: of its bytes); prose: a chunk's text without
 #    code, tables and images; entity_name / entity_norm: an entity's display and normalised name
 
-__all__ = ["of_file", "rowids_of", "insert", "update_position", "update", "image_by_sha", "set_image_sha",
+__all__ = ["of_file", "page_sections", "rowids_of", "insert", "update_position", "update", "image_by_sha", "set_image_sha",
            "delete", "redirect", "by_id", "by_rowids", "of_type", "page_chunks", "drop_derivable_urls", "texts_of_type", "count_of_pages", "set_summary",
            "unreferenced_images",
            "pending_embedding", "gc_entities", "insert_bulk", "table", "counts"]
@@ -167,6 +167,14 @@ def page_chunks(con, path: str) -> list[tuple[int, int, str]]:
     of its code and tables is derived (`ingest/context.py`)."""
     return con.execute("SELECT line_start, line_end, text FROM nodes WHERE type = 'chunk' AND source_path = ?",
                        (path,)).fetchall()
+
+
+def page_sections(con, path: str) -> list[tuple[str, str, str, int, str]]:
+    """(id, breadcrumb, source_url, line_start, language) of a page's chunks in reading order:
+    where an answer's follow-ups come from (the next section, the other language's)."""
+    return con.execute("SELECT id, coalesce(breadcrumb, ''), coalesce(source_url, ''), coalesce(line_start, 0), "
+                       "coalesce(language, '') FROM nodes WHERE type = 'chunk' AND source_path = ? "
+                       "ORDER BY line_start, rowid", (path,)).fetchall()
 
 
 def count_of_pages(con, pages: Sequence[str], kind: str) -> int:

@@ -133,6 +133,19 @@ class Store:
                 self.con.execute("COMMIT")
         return True
 
+    def write_meta_cache(self, key: str, value: str, version: int) -> bool:
+        """A derived value in meta (e.g. the answerability calibration) if the graph is still at
+        `version`; like the graph cache, it does not move the graph version."""
+        with self.write_lock:
+            self.con.execute("BEGIN IMMEDIATE")
+            try:
+                if meta.graph_version(self.con) != version:
+                    return False
+                meta.set(self.con, key, value)
+            finally:
+                self.con.execute("COMMIT")
+        return True
+
     def write_ann(self, kind: str, model: str, count: int, fingerprint: str, library: str, data: bytes,
                   built_s: float) -> None:
         """Store the serialized ANN index of `kind` (no graph version bump: like the graph

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..core import chat_to_api
+from ..core import chat_to_api, judged
 from ..errors import ConfigError, DgragError
 from .http import _send_error, _status  # noqa: F401 - the edge's error statuses, shared with /mcp and /v1
 from .indexes import Indexes
@@ -76,8 +76,9 @@ class Item(BaseModel):
 
 class Reference(BaseModel):
     model_config = ConfigDict(extra="allow")
-    id: str
+    id: str = Field(..., description="node ID (for programs; never shown to a person)")
     type: str
+    title: str | None = Field(None, description="the page's title")
     breadcrumb: str | None = None
     source_url: str | None = None
     score: float | None = None
@@ -118,6 +119,8 @@ class RetrieveResponse(BaseModel):
     images: list[Item]
     timing: Timing
     trace: dict[str, Any] | None = Field(None, description='with retrieval_config {"verbose": true}')
+    answerable: bool | None = Field(None, description="whether the docs seem to cover the query")
+    confidence: float | None = Field(None, description="0..1; 0.5 at the index's calibrated threshold")
 
 
 class ChatResponse(BaseModel):
@@ -132,6 +135,10 @@ class ChatResponse(BaseModel):
     references: list[Reference]
     timing: ChatTiming
     meta: dict[str, Any] = Field(default_factory=dict, description="the answer's rounds, citations, tokens, images")
+    answerable: bool | None = Field(None, description="whether the docs seem to cover the question")
+    confidence: float | None = Field(None, description="0..1; 0.5 at the index's calibrated threshold")
+    components: list[dict[str, Any]] = Field(default_factory=list, description=(
+        "the answer as components: answer card, code, table, image, sources, followups (docs/api.md)"))
 
 
 class IndexInfo(BaseModel):
@@ -294,7 +301,9 @@ def _ndjson(query: str, events):
             elif ev["type"] == "done":
                 final = chat_to_api(query, results, ev["answer"], time.perf_counter() - t0)
                 yield json.dumps({"type": "done", "timing": final["timing"], "llm_response": ev["answer"],
-                                  "meta": ev.get("meta", {})}, ensure_ascii=False) + "\n"
+                                  "meta": ev.get("meta", {}), **judged(results),
+                                  "components": ev.get("meta", {}).get("components", [])},
+                                 ensure_ascii=False) + "\n"
     except DgragError as exc:
         yield json.dumps({"type": "error", "error": str(exc), "error_type": type(exc).__name__}) + "\n"
 

@@ -89,11 +89,13 @@ def _read_tools(server, indexes: Indexes) -> None:
             use_llm: Annotated[bool, Field(description="false: the retrieved context, no LLM answer")] = True,
             ) -> dict[str, Any]:
         """Ask the docs: the server's agent searches and writes a Markdown answer citing [n] with a
-        numbered list of source links; with no LLM configured, the retrieved context."""
+        numbered list of source links; with no LLM configured, the sentences of the docs that answer,
+        cited. `answerable` false: the docs do not seem to cover the question."""
         svc = _call(indexes.get, index)
         out = _call(svc.chat, question, use_llm=use_llm)
         return {"index": indexes.name_of(svc), "answer": out["llm_response"], "llm": bool(out["meta"].get("llm")),
-                "references": out["references"][:50]}
+                "answerable": out.get("answerable"), "confidence": out.get("confidence"),
+                "components": out.get("components", []), "references": out["references"][:50]}
 
     @server.tool(annotations=read_only)
     def list_indexes() -> dict[str, Any]:

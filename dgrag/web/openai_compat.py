@@ -5,7 +5,9 @@ the `openai` client: GET /v1/models (one model per index) and POST /v1/chat/comp
 The model name picks the index. The last user message is the question, the earlier user and
 assistant turns its history (system messages are the front-end's, not the docs': left out). The
 answer is the agent's, citing [n] with the numbered list of source links under it; with no LLM
-configured, or `use_llm: false`, the retrieved context with the sources as links. Retrieval
+configured, or `use_llm: false`, the sentences of the docs that answer, cited, with "Read more"
+links (dgrag/answer/extractive.py). `answerable`, `confidence` and `components` ride beside
+`citations` (the last chunk of a stream). Retrieval
 settings ride in the extra body (`retrieval_config`, as in POST /retrieve); a bad one is a 422,
 an unknown model a 404, in OpenAI's error shape.
 """
@@ -18,7 +20,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..core import estimate_tokens
+from ..answer.extractive import section_label
+from ..core import estimate_tokens, judged
 from ..errors import DgragError
 from .indexes import Indexes, UnknownIndex
 
@@ -68,7 +71,7 @@ def sources_md(results) -> tuple[str, list[str]]:
         if url in urls:
             continue
         urls.append(url)
-        crumb = (ref.breadcrumb or ref.id).replace("[", "(").replace("]", ")")
+        crumb = section_label(ref.breadcrumb or ref.source_path or "").replace("[", "(").replace("]", ")")
         where = f"[{crumb}]({url})" if url.startswith(("http://", "https://")) else f"{crumb} (`{url}`)"
         lines.append(f"[{len(urls)}] {where}  ")
     return ("\n\n**Sources**\n\n" + "\n".join(lines) if lines else ""), urls
@@ -124,12 +127,9 @@ class Completion:
                     yield self._chunk({"content": ev["text"]})
                 elif ev["type"] == "done":
                     meta = ev.get("meta", {})
-                    tail = "" if meta.get("llm") else sources_md(results)[0]
-                    if tail:
-                        answer.append(tail)
-                        yield self._chunk({"content": tail})
                     yield self._chunk({}, "stop", citations=_citations(meta, results),
-                                      usage=self._usage("".join(answer)))
+                                      usage=self._usage("".join(answer)), **judged(results),
+                                      components=meta.get("components", []))
         except DgragError as exc:
             yield f"data: {json.dumps(error_body(str(exc), type(exc).__name__))}\n\n"
         yield "data: [DONE]\n\n"
@@ -141,12 +141,11 @@ class Completion:
                 results.append(ev["result"])
             elif ev["type"] == "done":
                 answer, meta = ev["answer"], ev.get("meta", {})
-        if not meta.get("llm"):
-            answer += sources_md(results)[0]
         return {"id": self.id, "object": "chat.completion", "created": self.created, "model": self.model,
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": answer},
                              "finish_reason": "stop"}],
-                "usage": self._usage(answer), "citations": _citations(meta, results),
+                "usage": self._usage(answer), "citations": _citations(meta, results), **judged(results),
+                "components": meta.get("components", []),
                 "references": [r.to_api() | {"text": ""} for res in results for r in res.chunks][:50]}
 
     def _usage(self, answer: str) -> dict:

@@ -212,7 +212,8 @@ class Service:
                 results.append(ev["result"])
             elif ev["type"] == "done":
                 answer, meta = ev["answer"], ev.get("meta", {})
-        return {**chat_to_api(query, results, answer, time.perf_counter() - t0), "meta": meta}
+        return {**chat_to_api(query, results, answer, time.perf_counter() - t0), "meta": meta,
+                "components": meta.get("components", [])}
 
     # ---- writing ------------------------------------------------------------------------
     def run_job(self, name: str, work: Callable[[Job], dict], secret: str | None = None) -> Job:

@@ -7,7 +7,10 @@ import threading
 import time
 from pathlib import Path
 
+from ..answer.components import markdown as components_md
+from ..answer.extractive import section_label
 from ..answer.running import Running
+from ..core import language_of
 from ..config import RetrievalConfig
 from ..errors import DgragError
 from .indexes import Indexes
@@ -24,6 +27,9 @@ SETTINGS_SLIDERS = [  # (parameter, minimum, maximum, step)
 # ArkTS writes two-way binding as `$$value` and the docs title a page "$$语法": with Gradio's
 # default LaTeX delimiters two such titles swallow everything between them into one formula.
 NO_LATEX: list = []
+KINDS = {"chunk": "section", "code": "code", "table": "table", "image": "image"}
+# the methods in plain words (the value is the API's name); the details: METHOD_INFO, "How it works"
+METHODS = [("Best (graph)", "diffusion"), ("Graph walk (PageRank)", "ppr"), ("Similar text only", "dense")]
 IDLE_S = 0.25  # while the model is silent, the chat's handler yields this often (so Stop can end it)
 
 
@@ -34,13 +40,15 @@ def _err(exc: Exception):
 
 
 def references_md(result: dict) -> str:
+    """Each reference as a person reads it: its kind and "Page › Section", linked; in rank
+    order within each kind, no node id and no score."""
     lines = []
     for key in ("chunks", "codes", "tables", "images"):
         for it in result.get(key, []):
-            crumb = html.escape(it["breadcrumb"]).replace("[", "(").replace("]", ")")
-            url = it["source_url"]
+            crumb = html.escape(section_label(it["breadcrumb"])).replace("[", "(").replace("]", ")")
+            url = it["source_url"] or ""
             link = f"[{crumb}]({url})" if url.startswith("http") else f"{crumb} (`{url}`)"
-            lines.append(f"- `{it['id']}` {it['type']} · {link} · score {it['score']:.3f}")
+            lines.append(f"- {KINDS.get(it['type'], it['type'])} · {link}")
     return "\n".join(lines) or "_no references_"
 
 
@@ -141,7 +149,7 @@ def _text_of(content) -> str:
 
 def _choices(found: list[dict]) -> list[tuple[str, str]]:
     """The why-selector's entries: one per reference, as the list under the answer shows them."""
-    return [(f"{it['type']} · {it['breadcrumb']} ({it['id']})", it["id"])
+    return [(f"{KINDS.get(it['type'], it['type'])} · {section_label(it['breadcrumb'])}", it["id"])
             for r in found for key in ("chunks", "codes", "tables", "images") for it in r.get(key, [])]
 
 
@@ -155,7 +163,9 @@ def _chat_tab(gr, chooser: Chooser) -> None:
         retry = gr.Button("Retry", scale=0, min_width=80, elem_id="retry")
     with gr.Row():
         retrieval_only = gr.Checkbox(label="Retrieval only (no LLM)", value=False, elem_id="retrieval-only")
-        method = gr.Radio(["diffusion", "ppr", "dense"], value="diffusion", label="Method", info=METHOD_INFO)
+        method = gr.Radio(METHODS, value="diffusion", label="Method", elem_id="method")
+    with gr.Accordion("How it works", open=False, elem_id="how-it-works"):
+        gr.Markdown(METHOD_INFO)
     with gr.Accordion("Retrieval settings", open=False):
         sliders = [gr.Slider(lo, hi, value=getattr(RetrievalConfig(), name), step=step, label=name)
                    for name, lo, hi, step in SETTINGS_SLIDERS]
@@ -212,9 +222,12 @@ def _responder(chooser: Chooser):
                     rounds.append(ev)
                 elif ev["type"] == "text":
                     answer += ev["text"]
-                pics = "\n\n".join(images_md(r) for r in found)
+                # at the end, the answer's components under it (code, table, images, sources, follow-ups)
+                extra = "\n\n".join(images_md(r) for r in found)
+                if ev["type"] == "done" and ev.get("meta", {}).get("components"):
+                    extra = components_md(ev["meta"]["components"], language_of(message))
                 history[-1]["content"] = (searches_md(rounds) + answer
-                                          + ("\n\n" + pics if pics and ev["type"] == "done" else ""))
+                                          + ("\n\n" + extra if extra and ev["type"] == "done" else ""))
                 yield history, "\n\n".join(references_md(r) for r in found), "", gr.skip()
         except Exception as exc:  # noqa: BLE001
             raise _err(exc) from None
@@ -285,12 +298,12 @@ def _explain(service: Service, query: str, config: dict, node_id: str):
 
 
 # which method is the default and why, where a method is chosen (measured: docs/benchmarks.md)
-METHOD_INFO = ("diffusion is the default: one score per section weighs dense similarity, exact words and "
+METHOD_INFO = ("**Best (graph)** (diffusion) is the default: one score per section weighs dense similarity, exact words and "
                "identifiers, the page, the next hop a top passage (with the question) names, links between pages "
                "and the facts' graph; where dense agrees with the facts' walk, that walk also fills some places "
-               "after the first two. ppr is HippoRAG 2's walk "
-               "(it falls back to dense when its seeds find nothing dense agrees with); dense is vector "
-               "search alone.")
+               "after the first two. **Graph walk** (ppr) is HippoRAG 2's walk "
+               "(it falls back to dense when its seeds find nothing dense agrees with); **Similar text only** "
+               "(dense) is vector search alone.")
 
 
 # ---- inspector --------------------------------------------------------------------------------

@@ -1,0 +1,199 @@
+"""An answer as components, for the chat and for other front-ends (the answer's JSON,
+`components`), and the answer written without an LLM.
+
+Components, in order (none carries a node id: each names its section by page title and
+breadcrumb, with the section's link):
+    {"type": "answer", "markdown", "citations", "answerable", "confidence", "llm"}
+    {"type": "code", "language", "code", "n", "title", "section", "url"}      a cited page's code
+    {"type": "table", "header", "rows", "n", "title", "section", "url"}       a cited page's table
+    {"type": "image", "url", "alt", "n", "title", "section"}                 a cited page's images
+    {"type": "sources", "items": [{"n", "kind", "title", "section", "url"}]}
+    {"type": "followups", "items": [{"why", "title", "section", "url", "query"}]}  from the index:
+        the section after the cited one, the same section in the other language, a related page
+"""
+from __future__ import annotations
+
+from ..core import Reference, RetrievalResult, judged, language_of, page_title
+from .book import ContextBook
+from .extractive import corpus_idf, extract, section_label
+
+READ_MORE = 5
+WORDS = {"en": {"read_more": "Read more", "not_covered": "The docs don't seem to cover this; the closest sections are",
+                "nothing": "Nothing in the docs matches this question.", "sources": "Sources",
+                "next": "Next", "other": "中文", "related": "Related", "followups": "You might also ask"},
+         "zh": {"read_more": "延伸阅读", "not_covered": "文档中似乎没有涉及这个问题；最接近的章节是",
+                "nothing": "文档中没有与此问题相关的内容。", "sources": "来源",
+                "next": "下一节", "other": "English", "related": "相关", "followups": "你也可以问"}}
+
+
+def numbered(results: list[RetrievalResult]) -> list[tuple[int, Reference]]:
+    """Every reference of the searches once, numbered as the agent numbers them (ContextBook)."""
+    book = ContextBook(10 ** 9)
+    for i, r in enumerate(results, 1):
+        book.add(r, i)
+    return [(n, e.ref) for n, e in book.numbered()]
+
+
+def _link(ref: Reference) -> str:
+    label = section_label(ref.breadcrumb).replace("[", "(").replace("]", ")")
+    url = ref.source_url or ""
+    return f"[{label}]({url})" if url.startswith(("http://", "https://")) else label
+
+
+def read_more(refs: list[tuple[int, Reference]], cited: list[int], lang: str, limit: int = READ_MORE) -> str:
+    """The sections to read next: the cited ones first, then the other top sections."""
+    chunks = [(n, r) for n, r in refs if r.type == "chunk"]
+    first = [(n, r) for n, r in chunks if n in cited] + [(n, r) for n, r in chunks if n not in cited]
+    lines = [f"[{n}] {_link(r)}  " for n, r in first[:limit]]
+    return f"**{WORDS[lang]['read_more']}**\n\n" + "\n".join(lines) if lines else ""
+
+
+def offline_answer(question: str, results: list[RetrievalResult], embedder, retriever=None) -> tuple[str, dict]:
+    """(the Markdown answer, its meta with `components`): the extract with its citations, "Read
+    more" under it; a question the docs do not seem to cover says so first."""
+    lang = language_of(question)
+    refs = numbered(results)
+    verdict = judged(results)
+    if not refs:
+        text = WORDS[lang]["nothing"]
+        return text, {"llm": False, "rounds": len(results), **verdict, "references": [],
+                      "components": [_card(text, [], verdict, False)]}
+    answer, cited = extract(question, refs, embedder, corpus_idf(retriever) if retriever is not None else None)
+    head = ""
+    if verdict.get("answerable") is False:
+        closest = [r for _, r in refs if r.type == "chunk"][:3]
+        head = (f"{WORDS[lang]['not_covered']} " + ("、" if lang == "zh" else ", ").join(
+            f"“{section_label(r.breadcrumb)}”" for r in closest) + (("。" if lang == "zh" else ".") + "\n\n"))
+    text = head + answer + "\n\n" + read_more(refs, cited, lang)
+    meta = {"llm": False, "rounds": len(results), **verdict, "references": reference_rows(refs),
+            "citations": {"cited": cited, "removed": 0, "removed_numbers": []},
+            "components": build(head + answer, cited, refs, verdict, False, store_of(retriever))}
+    return text, meta
+
+
+def reference_rows(refs: list[tuple[int, Reference]]) -> list[dict]:
+    """The numbered references as the answer's metadata lists them: readable title and section
+    (the id stays for programs, never shown)."""
+    rows = []
+    for n, r in refs:
+        row = {"n": n, "id": r.id, "type": r.type, "title": page_title(r.breadcrumb),
+               "section": section_label(r.breadcrumb), "breadcrumb": r.breadcrumb,
+               "source_url": r.source_url or "", "score": r.score}
+        if r.image_url:
+            row["image_url"] = r.image_url
+        rows.append(row)
+    return rows
+
+
+def store_of(retriever):
+    """The retriever's read-only store (this thread's), None for a retriever without one."""
+    get = getattr(retriever, "_store", None)
+    return get() if callable(get) else None
+
+
+def _card(markdown: str, cited: list[int], verdict: dict, llm: bool) -> dict:
+    return {"type": "answer", "markdown": markdown, "citations": cited, "answerable": verdict.get("answerable"),
+            "confidence": verdict.get("confidence"), "llm": llm}
+
+
+def _where(n: int, r: Reference) -> dict:
+    return {"n": n, "title": page_title(r.breadcrumb), "section": section_label(r.breadcrumb),
+            "url": r.source_url or ""}
+
+
+def build(markdown: str, cited: list[int], refs: list[tuple[int, Reference]], verdict: dict, llm: bool,
+          store=None) -> list[dict]:
+    """The answer's components (see the module's docstring)."""
+    out = [_card(markdown, cited, verdict, llm)]
+    pages = {r.source_path for n, r in refs if n in cited} or {r.source_path for _, r in refs[:1]}
+    on_page = [(n, r) for n, r in refs if r.source_path in pages]
+    code = next(((n, r) for n, r in on_page if r.type == "code"), None)
+    if code and "```" not in markdown:
+        out.append({"type": "code", "language": code[1].code_language or "", "code": code[1].text, **_where(*code)})
+    table = next(((n, r) for n, r in on_page if r.type == "table"), None)
+    if table:
+        header, rows = parse_table(table[1].text)
+        if header:
+            out.append({"type": "table", "header": header, "rows": rows[:20], **_where(*table)})
+    for n, r in [(n, r) for n, r in on_page if r.type == "image"][:2]:
+        out.append({"type": "image", "url": r.image_url, "alt": r.caption(), **_where(n, r)})
+    out.append({"type": "sources", "items": [{**_where(n, r), "kind": r.type} for n, r in refs
+                                             if r.type == "chunk"][:8]})
+    more = followups(store, refs, cited) if store is not None else []
+    if more:
+        out.append({"type": "followups", "items": more})
+    return out
+
+
+def parse_table(text: str) -> tuple[list[str], list[list[str]]]:
+    """A Markdown table's header cells and rows (cells stripped), ([], []) for none."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip().startswith("|")]
+    cells = [[c.strip() for c in ln.strip("|").split("|")] for ln in lines]
+    body = [c for c in cells[1:] if not all(set(x) <= set(":- ") for x in c)]
+    return (cells[0], body) if cells else ([], [])
+
+
+def other_language_path(path: str) -> str:
+    """The same page in the other tree: en/... <-> zh-cn/..., "" when the path is in neither."""
+    for a, b in (("en/", "zh-cn/"), ("zh-cn/", "en/")):
+        if path.startswith(a):
+            return b + path[len(a):]
+    return ""
+
+
+def followups(store, refs: list[tuple[int, Reference]], cited: list[int], limit: int = 3) -> list[dict]:
+    """Two or three sections to go on with, from the index: the one after the first cited
+    section, the same section in the other language, and the best section of another page."""
+    chunks = [(n, r) for n, r in refs if r.type == "chunk"]
+    lead = next(((n, r) for n, r in chunks if n in cited), chunks[0] if chunks else None)
+    if lead is None or not lead[1].source_path:
+        return []
+    ref = lead[1]
+    out: list[dict] = []
+    page = store.nodes.page_sections(ref.source_path)
+    at = next((i for i, row in enumerate(page) if row[0] == ref.id), None)
+    if at is not None and at + 1 < len(page):
+        out.append(_follow("next", page[at + 1]))
+    other = other_language_path(ref.source_path)
+    twin = store.nodes.page_sections(other) if other else []
+    if at is not None and twin:
+        out.append(_follow("other_language", twin[min(at, len(twin) - 1)]))
+    related = next((r for n, r in chunks if r.source_path != ref.source_path and n not in cited), None)
+    if related is not None:
+        out.append({"why": "related", "title": page_title(related.breadcrumb),
+                    "section": section_label(related.breadcrumb), "url": related.source_url or "",
+                    "query": section_label(related.breadcrumb).split(" › ")[-1]})
+    return out[:limit]
+
+
+def _follow(why: str, row: tuple) -> dict:
+    _, crumb, url, _, _ = row
+    return {"why": why, "title": page_title(crumb), "section": section_label(crumb), "url": url,
+            "query": section_label(crumb).split(" › ")[-1]}
+
+
+def markdown(components: list[dict], lang: str = "en") -> str:
+    """The components below the answer card as Markdown (the chat renders the card itself):
+    code fenced with its language, a table, images inline, the sources folded, follow-ups."""
+    w, parts = WORDS[lang], []
+    for c in components:
+        if c["type"] == "code":
+            fence = "````" if "```" in c["code"] else "```"
+            parts.append(f"{fence}{c['language']}\n{c['code']}\n{fence}\n[{c['n']}] {c['section']}")
+        elif c["type"] == "table":
+            row = lambda cells: "| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |"  # noqa: E731
+            parts.append("\n".join([row(c["header"]), "|" + "---|" * len(c["header"]),
+                                    *[row(r) for r in c["rows"]]]) + f"\n\n[{c['n']}] {c['section']}")
+        elif c["type"] == "image":
+            parts.append(f"![{c['alt'].replace('[', '(').replace(']', ')')}]({c['url']})")
+        elif c["type"] == "sources":
+            items = "\n".join(f"- [{i['n']}] {_md_link(i)}" for i in c["items"])
+            parts.append(f"<details><summary>{w['sources']} ({len(c['items'])})</summary>\n\n{items}\n\n</details>")
+        elif c["type"] == "followups":
+            parts.append(f"**{w['followups']}**\n\n" + "\n".join(f"- {_md_link(i)}" for i in c["items"]))
+    return "\n\n".join(parts)
+
+
+def _md_link(item: dict) -> str:
+    label = item["section"].replace("[", "(").replace("]", ")")
+    return f"[{label}]({item['url']})" if item.get("url", "").startswith(("http://", "https://")) else label

@@ -1,0 +1,127 @@
+"""The answer without an LLM: the sentences (or the row, or the code block) that answer, cited;
+whether the docs cover a question, calibrated per index; components; no node id shown."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from dgrag.answer import Answerer
+from dgrag.answer.components import markdown as components_md
+from dgrag.answer.components import other_language_path, parse_table
+from dgrag.answer.extractive import ANSWER_CHARS, Unit, render, select, split_section
+from dgrag.config import Settings
+from dgrag.retrieve.confidence import META_KEY, Calibration
+from dgrag.retrieve.retriever import Retriever
+from dgrag.store import Store
+
+NODE_ID = re.compile(r"(chunk|code|table|image|file|entity)-[0-9a-f]{16}")
+
+
+def test_a_section_splits_into_sentences_rows_and_code_blocks():
+    text = ("# Title\n\nFirst sentence here. Second one follows! 第三句话在这里。第四句话也在。短\n\n"
+            "| Name | Type |\n|---|---|\n| width | number |\n\n- a list item stands alone\n\n"
+            "```ts\nlet a = 1\n```\n![pic](x.png)\n")
+    assert split_section(text) == [
+        ("sentence", "First sentence here.", ""), ("sentence", "Second one follows!", ""),
+        ("sentence", "第三句话在这里。", ""), ("sentence", "第四句话也在。", ""), ("row", "| width | number |", "| Name | Type |"),
+        ("sentence", "a list item stands alone", ""), ("code", "let a = 1", "ts")]
+
+
+def test_sentences_fill_the_budget_best_first_and_a_code_block_stands_alone():
+    units = [Unit("A" * 300, "sentence", 1, 0, 0), Unit("B" * 250, "sentence", 2, 1, 0),
+             Unit("C" * 200, "sentence", 1, 0, 1), Unit("D" * 10, "sentence", 3, 2, 0)]
+    chosen = select(units, [0.80, 0.83, 0.79, 0.70])
+    assert [u.text[0] for u in chosen] == ["B", "A"]  # C would pass 600 with its citation; D is too far below
+    text = render(chosen)
+    assert text == "B" * 250 + " [2] " + "A" * 300 + " [1]" and len(text) <= ANSWER_CHARS
+    code = [Unit("x = 1\n" * 200, "code", 4, 0, 0, language="ts"), units[0]]
+    out = render(select(code, [0.9, 0.8]))
+    assert out.startswith("```ts\nx = 1") and out.endswith("```\n\n[4]") and len(out) <= ANSWER_CHARS
+    assert render(select([Unit("y" * 900, "sentence", 1, 0, 0)], [0.5])) == "y" * 595 + "… [1]"
+    lead = [Unit("For example:", "sentence", 2, 0, 3), Unit("ace create demo", "code", 2, 0, 4, language="sh")]
+    assert render(select(lead + units, [0.9, 0.5, 0.8, 0.8, 0.8, 0.8])) == \
+        "For example: [2]\n\n```sh\nace create demo\n```"
+
+
+def test_tables_and_paths_read_as_people_write_them():
+    assert parse_table("| a | b |\n|:--|--:|\n| 1 | 2 |\n") == (["a", "b"], [["1", "2"]])
+    assert other_language_path("en/application-dev/x.md") == "zh-cn/application-dev/x.md"
+    assert other_language_path("zh-cn/a.md") == "en/a.md" and other_language_path("docs/a.md") == ""
+
+
+def test_calibration_places_the_threshold_and_confidence_rises_past_it():
+    cal = Calibration(0.80, 0.02, 0.2, 0.1, threshold=4.0, scale=1.0)
+    assert cal.score(0.84, 0.4) == pytest.approx(4.0)
+    assert cal.judge(0.86, 0.4) == (True, pytest.approx(1 / (1 + 2.718281828 ** -1), abs=1e-4))
+    ok, conf = cal.judge(0.80, 0.2)
+    assert not ok and conf == pytest.approx(1 / (1 + 2.718281828 ** 4), abs=1e-4)
+
+
+@pytest.fixture(scope="module")
+def agent(fixture_index, embedder):
+    settings = Settings(db_path=fixture_index[0].db_path)
+    return Answerer(settings, Retriever(settings, embedder=embedder), llm=None)
+
+
+def _done(agent, question):
+    return list(agent.chat(question))[-1]
+
+
+def test_the_offline_answer_cites_the_sentences_that_answer_in_the_questions_language(agent):
+    done = _done(agent, "ACE Tools 怎么创建应用？")
+    card = done["meta"]["components"][0]
+    assert card["type"] == "answer" and card["answerable"] is True and card["llm"] is False
+    assert len(card["markdown"]) <= ANSWER_CHARS and re.search(r"\[\d+\]", card["markdown"])
+    refs = {r["n"]: r for r in done["meta"]["references"]}
+    assert all(refs[n]["type"] != "chunk" or "/zh-cn/" in refs[n]["source_url"] for n in card["citations"])
+    assert "ace create" in card["markdown"]  # the sentence that leads into the command, and the command
+    assert "**延伸阅读**" in done["answer"] and "未配置 LLM" not in done["answer"]
+    kinds = [c["type"] for c in done["meta"]["components"]]
+    assert kinds[0] == "answer" and "sources" in kinds and "followups" in kinds
+    follow = next(c for c in done["meta"]["components"] if c["type"] == "followups")["items"]
+    assert 2 <= len(follow) <= 3 and {f["why"] for f in follow} & {"next", "other_language"}
+
+
+def test_a_question_the_docs_do_not_cover_says_so_first(agent):
+    done = _done(agent, "How do I bake sourdough bread at home?")
+    assert done["meta"]["answerable"] is False and done["meta"]["confidence"] < 0.5
+    assert done["answer"].startswith("The docs don't seem to cover this; the closest sections are “")
+    assert "**Read more**" in done["answer"]
+
+
+def test_the_calibration_is_kept_in_the_file_once_per_version(indexed, embedder):
+    retriever = Retriever(indexed, embedder=embedder)
+    ok, conf, _ = retriever.judge("How do I create an ArkTS page?")
+    assert ok and conf > 0.5
+    with Store(indexed.db_path, readonly=True) as st:
+        stored = json.loads(st.meta.get(META_KEY))
+        version = st.meta.graph_version()
+    assert stored["key"].startswith(f"{version}:") and stored["calibration"]["threshold"] > 0
+    again = Retriever(indexed, embedder=embedder)  # a new process reads it back, computes nothing
+    again.calibrations.get(again.handle.get(), embedder)
+    assert list(again.calibrations._by_key.values())[0].threshold == stored["calibration"]["threshold"]
+
+
+def test_no_node_id_in_what_a_person_reads(agent):
+    from dgrag.web.ui import _choices, references_md
+
+    for question in ("How do I create an ArkTS page?", "如何使用 @State 装饰器？", "Who won the 2014 World Cup?"):
+        events = list(agent.chat(question))
+        done = events[-1]
+        shown = done["answer"] + components_md(done["meta"]["components"], "en")
+        shown += json.dumps(done["meta"]["components"], ensure_ascii=False)
+        found = [e["result"].to_api() for e in events if e["type"] == "retrieval"]
+        shown += "".join(references_md(r) for r in found) + "".join(label for label, _ in _choices(found))
+        assert "chunk-" in json.dumps(found)  # the ids are there for programs...
+        assert not NODE_ID.search(shown), NODE_ID.search(shown)  # ...and never in what is shown
+
+
+def test_hugging_faces_router_takes_the_spaces_token():
+    env = {"DGRAG_LLM_BASE_URL": "https://router.huggingface.co/v1", "DGRAG_LLM_MODEL": "Qwen/Qwen2.5-7B-Instruct",
+           "HF_TOKEN": "hf_secret"}
+    s = Settings.from_env(env)
+    assert s.llm_configured and s.llm_api_key == "hf_secret"
+    assert Settings.from_env({**env, "DGRAG_LLM_API_KEY": "own"}).llm_api_key == "own"
+    assert Settings.from_env({**env, "DGRAG_LLM_BASE_URL": "http://localhost:8000/v1"}).llm_api_key == ""
