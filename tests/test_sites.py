@@ -281,3 +281,20 @@ def test_section_urls_equal_the_ones_the_generator_built(name, tmp_path):
         assert got == want, path
         if page["url"].startswith("https://"):  # a known host: the section's link is its published URL
             assert all(u == f"{page['url']}#{m['anchor']}" for u, m in chunks if m.get("anchor")), path
+
+
+def test_links_written_as_site_routes_become_jump_edges(tmp_path):
+    root = _write(tmp_path / "vp", {
+        "docs/.vitepress/config.mts": "export default { base: '/x/', cleanUrls: true, sitemap: { hostname: 'https://h.io' } }\n",
+        "docs/guide/start.md": "# Start\n\nSee [deploying](./deploy#netlify) and [the config](/reference/config).\n",
+        "docs/guide/deploy.md": "# Deploy\n\n## Netlify\n\nPush.\n",
+        "docs/reference/config.md": "# Config\n\n## base\n\nThe base.\n",
+    })
+    s = Settings(db_path=tmp_path / "i.db", docs_root=root)
+    with Store(s.db_path) as st:
+        rep = index_folder(s, st)
+        jumps = st.con.execute("SELECT b.breadcrumb FROM edges e JOIN nodes a ON a.rowid=e.src "
+                               "JOIN nodes b ON b.rowid=e.dst WHERE e.type='jump' ORDER BY 1").fetchall()
+        url = st.con.execute("SELECT source_url FROM nodes WHERE breadcrumb='Deploy / Netlify'").fetchone()[0]
+    assert rep.jump_edges == 2 and [j[0] for j in jumps] == ["Config", "Deploy"]  # chunk -> the linked page
+    assert url == "https://h.io/x/guide/deploy#netlify"

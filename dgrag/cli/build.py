@@ -33,7 +33,29 @@ def cmd_index(args) -> int:
     return 0
 
 
+def _print_site(site: dict, dialect: dict) -> None:
+    """The generator found, its URLs and languages, and what its Markdown held."""
+    parts = site.get("parts") or []
+    where = f" ({site['config']})" if site.get("config") else ""
+    print(f"site: {site.get('generator', 'plain')}{where}; " + (", ".join(
+        f"{p['content'] or '.'} -> {p['url'] or '(no site URL: set --site-url)'}"
+        + (f" [{p['language']}]" if p["language"] else "") for p in parts[:6]) or "every page, source links"))
+    for note in site.get("notes", [])[1:]:
+        print(f"  {note}")
+    if dialect:
+        seen = ", ".join(f"{n} {k}" for k, n in dialect.get("recognised", {}).items()) or "nothing beyond CommonMark"
+        print(f"markdown: {seen}; {dialect.get('pages_outside_site', 0)} Markdown files outside the site")
+        print(f"includes: {dialect.get('includes_read', 0)} read, {len(dialect.get('includes_refused', []))} refused "
+              f"(outside the include root), {len(dialect.get('includes_missing', []))} missing")
+        raw = dialect.get("left_raw") or {}
+        print("left raw: " + (", ".join(f"{n} {k}" for k, n in raw.items()) if raw else "none"))
+        for key, what in (("drafts", "drafts skipped"), ("reference_stubs", "generated reference stubs")):
+            if dialect.get(key):
+                print(f"{what}: {len(dialect[key])} ({', '.join(dialect[key][:5])})")
+
+
 def _print_index_report(report, stats: dict) -> None:
+    _print_site(report.site, report.dialect)
     added = report.nodes_added
     print(f"indexed {report.files_indexed} files ({report.files_unchanged} unchanged, "
           f"{report.files_deleted} deleted) of {report.files_seen} in {report.seconds:.1f} s")
@@ -66,6 +88,8 @@ def cmd_stats(args) -> int:
     print(f"embedding model: {ix['embedding_model'] or '- (no vectors yet)'}, dimension {ix['embedding_dim'] or '-'}")
     print(f"schema version {ix['schema_version']}, written by dgrag {ix['dgrag_version'] or '(not recorded)'}")
     print(f"docs: {ix['docs_root'] or '-'}" + (f"  (source URLs {ix['url_template']})" if ix["url_template"] else ""))
+    if ix.get("site"):
+        _print_site(ix["site"], ix.get("dialect") or {})
     for section in ("nodes", "edges", "vectors", "semantic"):
         print(f"{section}: " + ", ".join(f"{k} {v}" for k, v in stats[section].items()))
     for kind, a in stats["ann"].items():  # past fact_ann_min_vectors, the route's stored index

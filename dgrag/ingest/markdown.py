@@ -97,8 +97,9 @@ def inline_text(tok) -> str:
 
 class _PageParser:
     def __init__(self, path: str, text: str, context_lines: int, exists, slug_rule: str = "github",
-                 read_code=None, fallback_title: str = "", mdx: bool = False):
+                 read_code=None, fallback_title: str = "", mdx: bool = False, route_of=None):
         self.path = path
+        self.route_of = route_of  # callable(href) -> the page a site route names, or None
         self.mdx = mdx
         self.lines = text.splitlines()
         self.ctx = context_lines
@@ -424,7 +425,12 @@ class _PageParser:
         if chunk is None or not href or href.startswith("#"):
             return
         parts = urlsplit(href.strip())
-        if not parts.path.lower().endswith(".md") or parts.scheme:
+        if parts.scheme or parts.netloc:
+            return
+        if not parts.path.lower().endswith((".md", ".mdx")):  # a route of the site: `/guide/deploy#netlify`
+            rel = self.route_of(parts.path) if self.route_of and parts.path else None
+            if rel:
+                self.page.links.append((chunk["id"], rel, parts.fragment))
             return
         rel = self._resolve(href.split("#")[0])
         if rel is None:
@@ -471,13 +477,14 @@ class _PageParser:
 
 def parse_page(path: str, text: str, *, context_lines: int = 15, exists=lambda p: True, slug_rule: str = "github",
                myst: bool = False, line_map: list[int] | None = None, read_code=None,
-               fallback_title: str = "", mdx: bool | None = None, heading_ids: bool = True) -> ParsedPage:
+               fallback_title: str = "", mdx: bool | None = None, heading_ids: bool = True,
+               route_of=None) -> ParsedPage:
     """Parse one page (its path relative to the docs root, POSIX separators). `text` may have
     its includes read in already: `line_map[i]` is then the page's own line of its line i.
     `mdx`: the page is MDX (default: a .mdx file; Docusaurus reads .md pages as MDX too)."""
     mdx = path.endswith(".mdx") if mdx is None else mdx
     tokens = parser(myst, heading_ids).parse(text, {"mdx": mdx})
-    pp = _PageParser(path, text, context_lines, exists, slug_rule, read_code, fallback_title, mdx)
+    pp = _PageParser(path, text, context_lines, exists, slug_rule, read_code, fallback_title, mdx, route_of)
     page = pp.run(tokens)
     if line_map is not None:
         pp.map_lines(line_map)

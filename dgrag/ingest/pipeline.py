@@ -150,6 +150,7 @@ class Indexer:
         bases = sorted({posixpath.dirname(self.site.config)} | {p.content for p in self.site.parts} | {""})
         self.includes = Includes(self.root, Path(settings.include_root or self.root), bases, settings.max_file_bytes)
         self._exists_cache: dict[str, bool] = {}
+        self.routes: dict[str, str] = {}
         self._image_files: dict[str, str] = {}  # image path -> sha256, this run
 
     def _exists(self, rel: str) -> bool:
@@ -175,6 +176,7 @@ class Indexer:
         if pages is None:
             pages, self.dialect.pages_outside_site = site_pages(self.root, self.site, self.s.include)
         self.report.files_seen = len(pages)
+        self.routes = self.site.routes(pages)
         self._delete_missing(set(pages))
         log = self.store.logs.files()
         for i, path in enumerate(pages):
@@ -232,7 +234,8 @@ class Indexer:
                               line_map=line_map, read_code=lambda t: self.includes.read_code(t, path, inc),
                               fallback_title=nav[1] if nav else "",
                               mdx=path.endswith(".mdx") or self.site.generator == "docusaurus",
-                              heading_ids=self.site.generator != "starlight")
+                              heading_ids=self.site.generator != "starlight",
+                              route_of=lambda href: self.site.link_target(href, path, self.routes))
         except (ValueError, RecursionError) as exc:
             return self._skip(path, digest, str(exc))
         if page.front.get("draft") is True:

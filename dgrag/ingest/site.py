@@ -16,7 +16,7 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, unquote, urlsplit
 
 from ..errors import ConfigError
 from .site_configs import READERS, SitePart
@@ -89,10 +89,49 @@ class Site:
             return base.rstrip("/") + "/" + route if base.rstrip("/") else "/" + route
         return "/" + route
 
+    def _key(self, path: str) -> str | None:
+        """A page's URL path below the site's own base, normalised: "zh/guide/cms"."""
+        url = self.page_url(path)
+        if url is None:
+            return None
+        main = self.parts[0].url_base or ""
+        url = url[len(main):] if main and url.startswith(main) else urlsplit(url).path
+        return _normal(unquote(url))
+
+    def routes(self, pages: list[str]) -> dict[str, str]:
+        """URL path -> page, for links written as site routes (`/guide/deploy`, `./cms`)."""
+        out = {}
+        for p in pages:
+            key = self._key(p)
+            if key is not None:
+                out.setdefault(key, p)
+        return out
+
+    def link_target(self, href: str, page_path: str, routes: dict[str, str]) -> str | None:
+        """The page a route link names (not a .md path: those resolve as files), or None."""
+        if not routes:
+            return None
+        target = unquote(href)
+        if not target.startswith("/"):
+            here = self._key(page_path) or ""
+            url = self.page_url(page_path) or ""
+            folder = here if url.endswith("/") else posixpath.dirname(here)
+            target = posixpath.normpath(posixpath.join(folder, target))
+        key = _normal(target)
+        return routes.get(key) or routes.get(_normal(target.lstrip("/").split("/", 1)[-1]))
+
     def describe(self) -> dict:
         return {"generator": self.generator, "config": self.config, "notes": self.notes,
                 "parts": [{"content": p.content, "url": p.url_base, "language": p.language,
                            "slug_rule": p.slug_rule, "url_style": p.url_style} for p in self.parts]}
+
+
+def _normal(route: str) -> str:
+    route = route.strip("/")
+    for tail in (".html", "/index", "index"):
+        if route.endswith(tail):
+            route = route[:-len(tail)].rstrip("/")
+    return route
 
 
 def _route(generator: str, part: SitePart, path: str, front: dict) -> str:

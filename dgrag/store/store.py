@@ -190,7 +190,8 @@ class Store:
         return {"embedding_model": m.get("embedding_model"), "embedding_dim": int(dim) if dim else None,
                 "schema_version": applied_version(self.con), "dgrag_version": m.get("dgrag_version"),
                 "docs_root": m.get("docs_root"), "url_template": m.get("url_template") or None,
-                "site": json.loads(m["site"]) if m.get("site") else None}
+                "site": json.loads(m["site"]) if m.get("site") else None,
+                "dialect": json.loads(m["dialect"]) if m.get("dialect") else None}
 
     def stats(self) -> dict:
         size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
