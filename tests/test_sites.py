@@ -129,9 +129,12 @@ def test_every_dialect_marker_leaves_breadcrumbs_prose_and_text():
 def test_a_page_without_h1_is_headed_by_its_title_or_its_first_heading():
     fm = parse_page("a.md", "---\ntitle: Actions\n---\n\n## Redux FAQ: Actions\n\n### Why\n\ntext\n")
     assert [n["breadcrumb"] for n in fm.nodes] == ["Actions / Redux FAQ: Actions", "Actions / Redux FAQ: Actions / Why"]
-    bare = parse_page("b.md", "## Hello, Cargo!\n\ntext\n\n### Creating\n\nmore\n\n## Summary\n\nend\n")
+    text = "## Hello, Cargo!\n\ntext\n\n### Creating\n\nmore\n\n## Summary\n\nend\n"
+    bare = parse_page("b.md", text, head_first=True)  # a site's page (mdBook's chapters)
     assert [n["breadcrumb"] for n in bare.nodes] == ["Hello, Cargo!", "Hello, Cargo! / Creating",
                                                     "Hello, Cargo! / Summary"]
+    plain = parse_page("b.md", text)  # a plain folder: as GitHub shows it, and as before
+    assert [n["breadcrumb"] for n in plain.nodes] == ["Hello, Cargo!", "Hello, Cargo! / Creating", "Summary"]
     h1 = parse_page("c.md", "# Title\n\n## Part\n\ntext\n")  # as before the site layer
     assert [n["breadcrumb"] for n in h1.nodes] == ["Title", "Title / Part"]
 

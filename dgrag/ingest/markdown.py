@@ -97,8 +97,10 @@ def inline_text(tok) -> str:
 
 class _PageParser:
     def __init__(self, path: str, text: str, context_lines: int, exists, slug_rule: str = "github",
-                 read_code=None, fallback_title: str = "", mdx: bool = False, route_of=None):
+                 read_code=None, fallback_title: str = "", mdx: bool = False, route_of=None,
+                 head_first: bool = False):
         self.path = path
+        self.head_first = head_first
         self.route_of = route_of  # callable(href) -> the page a site route names, or None
         self.mdx = mdx
         self.lines = text.splitlines()
@@ -198,7 +200,7 @@ class _PageParser:
             title = self.page.front.get("title")
             self.root_crumb = str(title).strip() if title else ""
             self.page.title = self.root_crumb or self.fallback_title
-            self.promote_first = not self.root_crumb
+            self.promote_first = self.head_first and not self.root_crumb
 
     def _count(self, kind: str) -> None:
         self.page.recognised[kind] = self.page.recognised.get(kind, 0) + 1
@@ -478,13 +480,16 @@ class _PageParser:
 def parse_page(path: str, text: str, *, context_lines: int = 15, exists=lambda p: True, slug_rule: str = "github",
                myst: bool = False, line_map: list[int] | None = None, read_code=None,
                fallback_title: str = "", mdx: bool | None = None, heading_ids: bool = True,
-               route_of=None) -> ParsedPage:
+               route_of=None, head_first: bool = False) -> ParsedPage:
     """Parse one page (its path relative to the docs root, POSIX separators). `text` may have
     its includes read in already: `line_map[i]` is then the page's own line of its line i.
-    `mdx`: the page is MDX (default: a .mdx file; Docusaurus reads .md pages as MDX too)."""
+    `mdx`: the page is MDX (default: a .mdx file; Docusaurus reads .md pages as MDX too).
+    `head_first`: a page with no H1 and no title is headed by its first heading (a site's page:
+    mdBook's chapters start at "## Title"); off, such a page's sections stand alone, as GitHub shows them."""
     mdx = path.endswith(".mdx") if mdx is None else mdx
     tokens = parser(myst, heading_ids).parse(text, {"mdx": mdx})
-    pp = _PageParser(path, text, context_lines, exists, slug_rule, read_code, fallback_title, mdx, route_of)
+    pp = _PageParser(path, text, context_lines, exists, slug_rule, read_code, fallback_title, mdx, route_of,
+                     head_first)
     page = pp.run(tokens)
     if line_map is not None:
         pp.map_lines(line_map)

@@ -235,7 +235,8 @@ class Indexer:
                               fallback_title=nav[1] if nav else "",
                               mdx=path.endswith(".mdx") or self.site.generator == "docusaurus",
                               heading_ids=self.site.generator != "starlight",
-                              route_of=lambda href: self.site.link_target(href, path, self.routes))
+                              route_of=lambda href: self.site.link_target(href, path, self.routes),
+                              head_first=bool(self.site.parts))
         except (ValueError, RecursionError) as exc:
             return self._skip(path, digest, str(exc))
         if page.front.get("draft") is True:

@@ -29,7 +29,8 @@ from pathlib import Path
 from ..backends.embedders import CoreShare
 from ..config import Settings
 from ..errors import DgragError
-from ..ingest.pipeline import list_pages
+from ..ingest.pipeline import site_pages
+from ..ingest.site import Site, detect_site
 from ..store import Store
 from .indexing import docs_settings, embed_nodes, index_docs, offline_layer
 from .jobs import Job, JobCancelled, Writer
@@ -137,7 +138,8 @@ class Progressive:
                  title: str = "the demo index"):
         self.settings = docs_settings(settings, docs, url_template, include)
         self.writer = writer
-        pages = list_pages(Path(docs), include)
+        site = detect_site(Path(docs), settings.site, settings.site_url) if Path(docs).is_dir() else Site()
+        pages, _ = site_pages(Path(docs), site, include)  # a docs site's own pages, as `dgrag index` reads them
         self.batches = demo_batches(pages, settings.background_batch_pages)
         self.steps = build_steps(self.batches)
         self.plan = hashlib.sha256("\n".join(p for b in self.batches for p in b.pages).encode()).hexdigest()[:16]
