@@ -301,3 +301,10 @@ def test_links_written_as_site_routes_become_jump_edges(tmp_path):
         url = st.con.execute("SELECT source_url FROM nodes WHERE breadcrumb='Deploy / Netlify'").fetchone()[0]
     assert rep.jump_edges == 2 and [j[0] for j in jumps] == ["Config", "Deploy"]  # chunk -> the linked page
     assert url == "https://h.io/x/guide/deploy#netlify"
+
+
+def test_a_vitepress_code_import_is_read_but_not_inside_a_fence(tmp_path):
+    root = _write(tmp_path / "repo", {"docs/snippets/init.sh": "npx vitepress init\n"})
+    page = "# T\n\n<<< @/snippets/init.sh\n\n````md\n<<< @/filepath\n````\n"
+    text, _, rep = Includes(root, root, bases=["docs"]).expand("docs/guide/t.md", page)
+    assert "```bash\nnpx vitepress init\n```" in text and "<<< @/filepath" in text and not rep.missing

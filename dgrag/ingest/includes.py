@@ -31,6 +31,7 @@ _FASTAPI = re.compile(r"^\s*\{\*\s*(\S+)(.*?)\*\}\s*$")
 _MDINCLUDE = re.compile(r"\{!>?\s*([^!\s]+)\s*!\}")
 _VP_SNIPPET = re.compile(r"^\s*<<<\s+(\S+?)(?:\{[^}]*\})?(?:\s+\[[^\]]*\])?\s*$")
 _VITEPRESS = re.compile(r"<!--\s*@include:\s*([^\s{#]+?)(?:#([\w-]+))?(?:\{(\d*),(\d*)\})?\s*-->")
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})(.*)$")
 _ANCHOR_LINE = re.compile(r"(ANCHOR|ANCHOR_END):\s*[\w-]+")
 _SECTION_LINE = re.compile(r"-{1,}8<-{1,}\s*\[(start|end):[\w-]+\]")
 EXT_LANG = {"py": "python", "js": "javascript", "ts": "typescript", "jsx": "jsx", "tsx": "tsx", "rs": "rust",
@@ -115,9 +116,12 @@ class Includes:
         return "\n".join(out), line_map, report
 
     def _lines(self, lines: list[str], from_dir: str, report: IncludeReport, depth: int):
-        i = 0
+        i, fence = 0, ""
         while i < len(lines):
             line = lines[i]
+            m = _FENCE.match(line)
+            if m and (not fence or (m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not m.group(2).strip())):
+                fence = "" if fence else m.group(1)
             if _SNIPPET_FENCE.match(line) and depth < MAX_DEPTH:
                 end = next((j for j in range(i + 1, len(lines)) if _SNIPPET_FENCE.match(lines[j])), None)
                 if end is not None:
@@ -126,11 +130,11 @@ class Includes:
                             yield from ((i, s) for _, s in self._snippet(target, from_dir, report, depth))
                     i = end + 1
                     continue
-            for piece in self._one_line(line, from_dir, report, depth):
+            for piece in self._one_line(line, from_dir, report, depth, bool(fence)):
                 yield i, piece
             i += 1
 
-    def _one_line(self, line: str, from_dir: str, report: IncludeReport, depth: int):
+    def _one_line(self, line: str, from_dir: str, report: IncludeReport, depth: int, in_fence: bool = False):
         if depth >= MAX_DEPTH or not _has_include(line):
             yield line
             return
@@ -142,8 +146,8 @@ class Includes:
         if m:
             yield from self._code_include(m.group(1), m.group(2), from_dir, report)
             return
-        m = _VP_SNIPPET.match(line)
-        if m:  # VitePress `<<< @/snippets/file.ts#region`: "@" is the source folder
+        m = None if in_fence else _VP_SNIPPET.match(line)
+        if m:  # VitePress `<<< @/snippets/file.ts#region` ("@": the source folder), a block of its own: not in a fence
             target, _, region = m.group(1).partition("#")
             yield from self._code_include(target.replace("@/", "/", 1) if target.startswith("@/") else target,
                                           "", from_dir, report, region)
