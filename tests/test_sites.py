@@ -308,3 +308,20 @@ def test_a_vitepress_code_import_is_read_but_not_inside_a_fence(tmp_path):
     page = "# T\n\n<<< @/snippets/init.sh\n\n````md\n<<< @/filepath\n````\n"
     text, _, rep = Includes(root, root, bases=["docs"]).expand("docs/guide/t.md", page)
     assert "```bash\nnpx vitepress init\n```" in text and "<<< @/filepath" in text and not rep.missing
+
+
+@pytest.mark.parametrize("name", ["mkdocs", "docusaurus", "vitepress"])
+def test_no_raw_marker_in_entity_names_or_fact_texts(name, tmp_path):
+    """The offline semantic layer of a fixture site: what it names is the text, not the markup."""
+    from dgrag.workflows import offline_layer
+
+    s = Settings(db_path=tmp_path / "i.db", docs_root=SITES / name, embedder="hash")
+    with Store(s.db_path) as st:
+        index_folder(s, st)
+        offline_layer(s, st)
+        names = [r[0] for r in st.con.execute("SELECT entity_name FROM nodes WHERE type='entity'")]
+        facts = [r[0] for r in st.con.execute("SELECT text FROM facts")]
+        crumbs = [r[0] for r in st.con.execute("SELECT breadcrumb FROM nodes")]
+    assert names and facts
+    for text in names + facts + crumbs:
+        assert raw_markers(text) == {}, text
