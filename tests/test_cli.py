@@ -193,9 +193,10 @@ def test_chat_from_a_pipe_answers_each_line_with_its_sources(fixture_index):
     assert len(answers) == 2
     for answer in answers:
         assert "**Read more**" in answer and "chunk-" not in answer  # the cited sentences are the answer
-        sources = answer.split("Sources:\n")[1].splitlines()
-        assert 1 <= len(sources) <= 2, sources
-        assert all(SOURCE_LINE.search(s) and s.startswith("  - ") for s in sources), sources
+        # the numbered references are the sources: each a section's link, no "Sources:" list twice
+        sources = [ln for ln in answer.split("**Read more**")[1].splitlines() if ln.strip()]
+        assert 1 <= len(sources) <= 2 and "Sources:" not in answer, sources
+        assert all(SOURCE_LINE.search(s) and re.match(r"\[\d\] \[", s) for s in sources), sources
 
 
 # ---- dgrag chat in a terminal, with a chat model ----------------------------------------------------
