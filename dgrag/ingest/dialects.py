@@ -64,11 +64,13 @@ def _blocks_ok(params: str, markup: str) -> bool:
     return bool(re.match(r"^\s*[A-Za-z][\w-]*\s*(\|.*)?$", params))
 
 
-def _line_rule(name: str, pattern: re.Pattern, swallow_indented: bool = False):
-    """A block rule for a one-line marker: token `name` with the match in `meta`."""
+def _line_rule(name: str, pattern: re.Pattern, body: str = "", mdx_only: bool = False):
+    """A block rule for a marker line: token `name`, the match's groups in `meta`. `body`:
+    "indented" takes the lines indented below it too (mkdocstrings' options), "paragraph" the
+    lines up to the next blank one (an MDX statement); `mdx_only`: at the top level of MDX."""
 
     def rule(state, start: int, end: int, silent: bool) -> bool:
-        if state.sCount[start] - state.blkIndent >= 4:
+        if state.sCount[start] - state.blkIndent >= 4 or mdx_only and (state.blkIndent or not state.env.get("mdx")):
             return False
         line = state.src[state.bMarks[start] + state.tShift[start]:state.eMarks[start]]
         m = pattern.match(line)
@@ -77,35 +79,16 @@ def _line_rule(name: str, pattern: re.Pattern, swallow_indented: bool = False):
         if silent:
             return True
         nxt = start + 1
-        while swallow_indented and nxt < end and (state.isEmpty(nxt) or state.sCount[nxt] > state.blkIndent):
-            nxt += 1  # mkdocstrings' options, indented below its line
+        while nxt < end and (body == "indented" and (state.isEmpty(nxt) or state.sCount[nxt] > state.blkIndent)
+                             or body == "paragraph" and not state.isEmpty(nxt)):
+            nxt += 1
         tok = state.push(name, "", 0)
-        tok.map = [start, nxt]
-        tok.meta = {"groups": m.groups()}
-        tok.content = line
+        tok.map, tok.meta = [start, nxt], {"groups": m.groups()}
+        tok.content = "\n".join(state.getLines(start, nxt, 0, False).splitlines()) if body == "paragraph" else line
         state.line = nxt
         return True
 
     return rule
-
-
-def _esm_rule(state, start: int, end: int, silent: bool) -> bool:
-    """MDX: a top-level import / export statement, up to the next blank line."""
-    if state.blkIndent or not state.env.get("mdx") or state.sCount[start] - state.blkIndent >= 4:
-        return False
-    line = state.src[state.bMarks[start] + state.tShift[start]:state.eMarks[start]]
-    if not _ESM.match(line):
-        return False
-    if silent:
-        return True
-    nxt = start + 1
-    while nxt < end and not state.isEmpty(nxt):
-        nxt += 1
-    tok = state.push("mdx_esm", "", 0)
-    tok.map = [start, nxt]
-    tok.content = "\n".join(state.getLines(start, nxt, 0, False).splitlines())
-    state.line = nxt
-    return True
 
 
 def _tabbed_rule(state, start: int, end: int, silent: bool) -> bool:
@@ -148,12 +131,12 @@ def parser(myst: bool = False, heading_ids: bool = True) -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": True}).enable("table")
     md.use(front_matter_plugin).use(admon_plugin).use(deflist_plugin)
     alt = {"alt": ["paragraph", "reference", "blockquote", "list"]}
-    md.block.ruler.before("fence", "autodoc", _line_rule("autodoc", _AUTODOC, swallow_indented=True), alt)
+    md.block.ruler.before("fence", "autodoc", _line_rule("autodoc", _AUTODOC, body="indented"), alt)
     md.use(container_plugin, name="adm", marker=":", validate=_container_ok)
     md.use(container_plugin, name="blocks", marker="/", validate=_blocks_ok)
     md.block.ruler.before("fence", "tabbed", _tabbed_rule, alt)
     md.block.ruler.before("fence", "template_tag", _line_rule("template_tag", _TEMPLATE_TAG), alt)
-    md.block.ruler.before("fence", "mdx_esm", _esm_rule, alt)
+    md.block.ruler.before("fence", "mdx_esm", _line_rule("mdx_esm", _ESM, body="paragraph", mdx_only=True), alt)
     if heading_ids:
         md.core.ruler.after("block", "heading_attrs", heading_attrs)
     if myst:
