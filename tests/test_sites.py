@@ -325,3 +325,11 @@ def test_no_raw_marker_in_entity_names_or_fact_texts(name, tmp_path):
     assert names and facts
     for text in names + facts + crumbs:
         assert raw_markers(text) == {}, text
+
+
+def test_an_include_bomb_is_bounded_and_reported(tmp_path):
+    line = "{{#include b.md}}\n" * 10
+    root = _write(tmp_path / "repo", {"a.md": line, "b.md": line.replace("b.md", "c.md"),
+                                      "c.md": line.replace("b.md", "d.md"), "d.md": "x" * 5000 + "\n"})
+    text, _, rep = Includes(root, root, max_bytes=20_000).expand("page.md", line)
+    assert len(text) <= 80_000 + 1000 and any("include limit" in m for m in rep.missing)

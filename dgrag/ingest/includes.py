@@ -47,6 +47,7 @@ class IncludeReport:
     refused: list[str] = field(default_factory=list)  # outside the include root
     missing: list[str] = field(default_factory=list)
     digests: dict[str, str] = field(default_factory=dict)  # file -> sha256, for the page's digest
+    bytes_read: int = 0  # all the page's includes together, bounded (an include of an include of ...)
 
     def digest(self) -> str:
         return hashlib.sha256("\n".join(f"{k}\t{v}" for k, v in sorted(self.digests.items())).encode()).hexdigest()
@@ -83,9 +84,12 @@ class Includes:
 
     def _read(self, full: Path, report: IncludeReport) -> list[str] | None:
         try:
-            if full.stat().st_size > self.max_bytes:
-                report.missing.append(f"{full.name} (larger than {self.max_bytes} bytes)")
+            size = full.stat().st_size
+            if size > self.max_bytes or report.bytes_read + size > self.max_bytes * 4:
+                report.missing.append(f"{full.name} (past the include limit: {self.max_bytes} bytes a file, "
+                                      f"{self.max_bytes * 4} a page)")
                 return None
+            report.bytes_read += size
             data = full.read_bytes()
         except OSError as exc:
             report.missing.append(f"{full.name} ({exc.strerror})")
@@ -168,12 +172,14 @@ class Includes:
         yield line
 
     def _inline(self, kind: str, m, from_dir: str, report: IncludeReport, depth: int) -> list[str]:
-        if kind == "mdbook":
+        if kind == "mdbook":  # mdBook reads the includes of an included file too
             target, sel = _split_selector(m.group(2))
             full = self._resolve(target, from_dir, report)
             lines = self._read(full, report) if full else None
-            return _strip_markers(_select(lines, sel)) if lines is not None else []
-        if kind == "vitepress":
+            if lines is None:
+                return []
+            lines = _strip_markers(_select(lines, sel))
+        elif kind == "vitepress":
             full = self._resolve(m.group(1), from_dir, report)
             lines = self._read(full, report) if full else None
             if lines is None:
