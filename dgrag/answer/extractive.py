@@ -27,7 +27,7 @@ MAX_UNITS = 120    # candidates embedded per question (in section order)
 MAX_SENTENCES = 8
 W_LEX, W_RANK, MARGIN = 0.1, 0.01, 0.1
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(`\u3400-\u9fff])|(?<=[。！？；])")
-_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_LINK = re.compile(r"!?\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])|<!--.*?-->")  # inline and reference links; comments
 _FENCE = re.compile(r"^\s*(```|~~~)")
 
 
@@ -53,7 +53,7 @@ def split_section(text: str) -> list[tuple[str, str, str]]:
 
     def flush():
         if para:
-            plain = _LINK.sub(r"\1", " ".join(para))  # a page's relative links lead nowhere in an answer
+            plain = _LINK.sub(lambda m: m.group(1) or "", " ".join(para))  # relative links lead nowhere in an answer
             units.extend(("sentence", s.strip(), "") for s in _SENTENCE_END.split(plain) if _worth(s))
             para.clear()
 
