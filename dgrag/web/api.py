@@ -19,6 +19,7 @@ from ..core import chat_to_api
 from ..errors import ConfigError, DgragError
 from .http import _send_error, _status  # noqa: F401 - the edge's error statuses, shared with /mcp and /v1
 from .indexes import Indexes
+from .leaving import until_gone
 from .service import Service
 
 # ---- request and response models ---------------------------------------------------------------
@@ -211,8 +212,12 @@ def build_api(served: Service | Indexes):
         # refused with a status, not mid-stream; the checked values pass down unchecked
         chosen = indexes.get(body.index)
         query, config = chosen.check_request(body.query, body.retrieval_config)
-        events = chosen.chat_events(query, _history(body), body.use_rag, body.use_llm, config)
-        return StreamingResponse(_ndjson(query, events), media_type="application/x-ndjson")
+        history = _history(body)
+
+        def produce(cancel):  # in a worker thread; the client leaving sets `cancel` (leaving.py)
+            return _ndjson(query, chosen.chat_events(query, history, body.use_rag, body.use_llm, config, cancel=cancel))
+
+        return StreamingResponse(until_gone(produce), media_type="application/x-ndjson")
 
     @app.get("/images/{sha}")
     def image(sha: str, index: str | None = None):

@@ -26,6 +26,7 @@ from pydantic import Field
 
 from ..errors import AccessDenied, DgragError
 from .indexes import Indexes
+from .leaving import LEAVING, WatchDisconnect
 from .sections import MAX_SECTIONS, MAX_TOKENS, MIN_TOKENS, read_node, search_sections
 
 PATH = "/mcp"
@@ -91,7 +92,7 @@ def _read_tools(server, indexes: Indexes) -> None:
         """Ask the docs: the server's agent searches and writes a Markdown answer citing [n] with a
         numbered list of source links; with no LLM configured, the retrieved context."""
         svc = _call(indexes.get, index)
-        out = _call(svc.chat, question, use_llm=use_llm)
+        out = _call(svc.chat, question, use_llm=use_llm, cancel=LEAVING.get())  # the client leaving stops it
         return {"index": indexes.name_of(svc), "answer": out["llm_response"], "llm": bool(out["meta"].get("llm")),
                 "references": out["references"][:50]}
 
@@ -189,5 +190,5 @@ class McpEndpoint:
 def mount(app, endpoint: McpEndpoint) -> McpEndpoint:
     """Add /mcp to the FastAPI app (before the UI is mounted at /); its session managers run in
     the app's lifespan (`endpoint.running()`)."""
-    app.add_route(PATH, endpoint, methods=["GET", "POST", "DELETE"], include_in_schema=False)
+    app.add_route(PATH, WatchDisconnect(endpoint), methods=["GET", "POST", "DELETE"], include_in_schema=False)
     return endpoint

@@ -18,7 +18,7 @@ from typing import Callable, Iterator
 from ..backends.embedders import lower_priority
 from ..config import PROJECT_ROOT, RetrievalConfig, Settings
 from ..core import chat_to_api
-from ..errors import AccessDenied, ConfigError, DgragError, IndexFileError, IndexNotReady
+from ..errors import AccessDenied, Cancelled, ConfigError, DgragError, IndexFileError, IndexNotReady
 from ..workflows import Job, JobCancelled, Progressive, Writer  # noqa: F401 - Job, JobCancelled: re-exported
 
 BUNDLED_CORPUS = PROJECT_ROOT / "data" / "arkui-x-docs"  # shipped with the repo: CC BY 4.0, see its LICENSE
@@ -202,16 +202,18 @@ class Service:
         yield from self.answerer(use_llm).chat(query, history or [], config, use_rag=use_rag, cancel=cancel)
 
     def chat(self, query: str, use_rag: bool = True, use_llm: bool = True, config: dict | None = None,
-             history: list[dict] | None = None) -> dict:
-        """The seed's /chat response, plus `meta` (the agent's rounds, citations, tokens, images)."""
+             history: list[dict] | None = None, cancel: threading.Event | None = None) -> dict:
+        """The seed's /chat response, plus `meta` (the agent's rounds, citations, tokens, images);
+        `cancel` set: Cancelled at the answer's next step."""
         t0 = time.perf_counter()
         query, config = self.check_request(query, config)  # the response echoes the query as answered
         results, answer, meta = [], "", {}
-        for ev in self.chat_events(query, history, use_rag, use_llm, config):
+        for ev in self.chat_events(query, history, use_rag, use_llm, config, cancel=cancel):
             if ev["type"] == "retrieval":
                 results.append(ev["result"])
             elif ev["type"] == "done":
                 answer, meta = ev["answer"], ev.get("meta", {})
+        Cancelled.check(cancel)  # an answer cut short is no answer
         return {**chat_to_api(query, results, answer, time.perf_counter() - t0), "meta": meta}
 
     # ---- writing ------------------------------------------------------------------------
