@@ -87,8 +87,10 @@ def run_server(app, host: str, port: int, settings) -> None:
     import uvicorn
 
     grace = max(1, math.ceil(settings.shutdown_timeout_s))
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
-                                           timeout_graceful_shutdown=grace))
+    from .connections import uvicorn_config
+
+    # slow or greedy clients are bounded: header and body deadlines, connection caps, keep-alive
+    server = uvicorn.Server(uvicorn_config(app, host, port, settings, timeout_graceful_shutdown=grace))
     server.run()
     deadline = time.monotonic() + 1.0
     for thread in threading.enumerate():
