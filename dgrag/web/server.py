@@ -47,6 +47,8 @@ def serve(built: App, host: str | None = None, port: int | None = None, build_de
     port = port or settings.server_port
     refuse_missing_index(settings, build_demo_index)
     build = service.start_demo_build() if build_demo_index else None
+    if service.shipped_note:  # a prebuilt index shipped with the app: taken, or refused and why
+        print(service.shipped_note, file=sys.stderr, flush=True)
     if build is not None:
         st = build.status()
         print(f"building the demo index {settings.db_path} in the background: {st.pages_total} pages in "
