@@ -12,7 +12,8 @@ address alone is cut at max_connections_per_client). Then:
    headers and half a /retrieve body, then nothing; the same /retrieve loop runs while all of
    them are still open;
 3. how long each slow socket stayed open until the server closed it, and the server process's
-   open file descriptors before, at the peak and after.
+   open file descriptors before, at the peak and after (1 s after the last close, or at 2 x
+   --timeout, with the bench's sockets still open: what the server let go of by itself).
 
 `--no-deadlines` serves with the deadlines off (uvicorn as before): the "before" figures; the
 sockets that the server never closes are closed by the bench after 2 x --timeout.
@@ -83,8 +84,6 @@ def watch_closes(socks: list[socket.socket], opened: float, give_up_s: float) ->
                 closed[key.data] = time.monotonic() - opened
                 sel.unregister(key.fileobj)
                 left -= 1
-    for s in socks:
-        s.close()
     return closed
 
 
@@ -107,7 +106,9 @@ def run(args) -> dict:
         under_ms, under_err = retrieve_p50(url, args.requests, until=t0 + max(1.0, args.timeout * 0.8))
         closed = watch_closes(socks, t0, args.timeout * 2)
         time.sleep(1.0)
-        fds_after = fds(proc.pid)
+        fds_after = fds(proc.pid)  # the bench's own sockets still open: what the server let go of itself
+        for sock in socks:
+            sock.close()
         after_ms, _ = retrieve_p50(url, args.requests)
     finally:
         proc.terminate()
