@@ -1,6 +1,6 @@
 """The first start with the shipped prebuilt index: how soon does `python app.py` answer from all of it?
 
-    python -m bench.shipped --work build/arkui-x.db [--changed 0] [--json]
+    python -m bench.shipped --work build/arkui-x.db [--docs D] [--changed 0] [--json]
 
 --work is the whole demo index as `scripts/publish_snapshot.py` builds it (built here if absent:
 ~11 min on 2 cores). The bench stamps it and writes its compact snapshot (as the script does),
@@ -105,11 +105,12 @@ def main(argv: list[str] | None = None) -> dict:
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--work", type=Path, default=ROOT / "build" / "arkui-x.db")
+    ap.add_argument("--docs", type=Path, default=None, help="another corpus than the demo's (e.g. the test excerpt)")
     ap.add_argument("--changed", type=int, default=0, help="pages edited in a copy of the corpus first")
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
-    docs = demo_docs().resolve()
+    docs = (args.docs or demo_docs()).resolve()
     publish_snapshot.build(docs, args.work)
     stamp(args.work, docs)
     tmp = Path(tempfile.mkdtemp(prefix="dgrag-bench-shipped-"))
