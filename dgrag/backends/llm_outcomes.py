@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 from ..errors import Cancelled, LLMError
+from .aborts import cut_on_cancel
 from .llm_wire import _parse_retry_after, parse_json
 
 log = logging.getLogger("dgrag.backends.llm")
@@ -128,24 +129,30 @@ def stream_deltas(stream: Any, calls: dict[int, dict[str, str]], ends: dict[str,
     """The text pieces of a streamed completion, as they come. Tool-call fragments are
     gathered into `calls` (by index) and the finish reason into `ends["finish"]`; the HTTP
     stream is closed however the reading ends, and as soon as a piece arrives after `cancel`
-    is set (`Cancelled`), so the server stops writing."""
+    is set (`Cancelled`), so the server stops writing; a cancel while the model is silent shuts
+    the connection down at once (`aborts`)."""
     try:
         Cancelled.check(cancel)
-        for chunk in stream:
-            Cancelled.check(cancel)
-            choices = getattr(chunk, "choices", None) or []
-            if not choices:
-                continue
-            ch = choices[0]
-            if ch.finish_reason:
-                ends["finish"] = ch.finish_reason
-            delta = ch.delta
-            if delta is None:
-                continue
-            if delta.content:
-                yield delta.content
-            for tc in delta.tool_calls or []:
-                _add_tool_fragment(calls, tc)
+        with cut_on_cancel(cancel, stream):  # a cancel while the model is silent cuts the read short
+            try:
+                for chunk in stream:
+                    Cancelled.check(cancel)
+                    choices = getattr(chunk, "choices", None) or []
+                    if not choices:
+                        continue
+                    ch = choices[0]
+                    if ch.finish_reason:
+                        ends["finish"] = ch.finish_reason
+                    delta = ch.delta
+                    if delta is None:
+                        continue
+                    if delta.content:
+                        yield delta.content
+                    for tc in delta.tool_calls or []:
+                        _add_tool_fragment(calls, tc)
+            except Exception:
+                Cancelled.check(cancel)  # the read failed because the cancel cut it: a cancel, not a fault
+                raise
     finally:
         try:
             stream.close()

@@ -146,6 +146,19 @@ class Store:
                 self.con.execute("COMMIT")
         return True
 
+    def note(self, entries: dict[str, str]) -> None:
+        """Write meta entries that are no graph change (bookkeeping: where the docs are, what
+        the file was built from): no graph version bump, so the stored graph snapshot stays valid."""
+        with self.write_lock:
+            self.con.execute("BEGIN IMMEDIATE")
+            try:
+                for key, value in entries.items():
+                    meta.set(self.con, key, value)
+            except BaseException:
+                self.con.execute("ROLLBACK")
+                raise
+            self.con.execute("COMMIT")
+
     def write_ann(self, kind: str, model: str, count: int, fingerprint: str, library: str, data: bytes,
                   built_s: float) -> None:
         """Store the serialized ANN index of `kind` (no graph version bump: like the graph
@@ -249,6 +262,19 @@ def compact_file(path: Path | str, int8: bool = False) -> dict:
         con.close()
     out["page_size"] = _smaller_with_larger_pages(Path(path))
     return out
+
+
+def read_header(path: Path | str) -> dict:
+    """What a file is, read without changing it (no migration, even of an older schema, which
+    opening a Store read-only would do): its schema version, its meta and its pages' digests."""
+    con = open_connection(Path(path), readonly=True)
+    try:
+        version = applied_version(con)
+        has_logs = meta.has_table(con, "files")
+        return {"schema_version": version, "meta": meta.items(con) if meta.has_table(con, "meta") else {},
+                "pages": {p: d for p, (d, _) in logs.files(con).items()} if has_logs else {}}
+    finally:
+        con.close()
 
 
 def rollback_journal(path: Path | str) -> None:

@@ -4,11 +4,11 @@ streaming chat (references first, then the text) and the index's images.
 Bodies and responses are pydantic models (documented at /docs); a wrong type is a 422 that
 names the field. Every request's work is bounded: the body size (413), the query's length
 (422), the retrieval parameters' ranges (422) and its time (504); with a rate limit set,
-one client's calls per window (429).
+one client's calls per window (429), and its answers running at once (429); requests open
+per client and the connections themselves are bounded too (connections.py).
 """
 from __future__ import annotations
 
-import ipaddress
 import json
 import time
 from typing import Any
@@ -17,8 +17,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..core import chat_to_api, judged
 from ..errors import ConfigError, DgragError
-from .http import _send_error, _status  # noqa: F401 - the edge's error statuses, shared with /mcp and /v1
+from .connections import PerClient
+from .http import _send_error, _status, client_key  # noqa: F401 - the edge's error statuses, shared with /mcp and /v1
 from .indexes import Indexes
+from .leaving import until_gone
 from .service import Service
 
 # ---- request and response models ---------------------------------------------------------------
@@ -189,7 +191,10 @@ def build_api(served: Service | Indexes):
     app = FastAPI(title="dgrag", description="DualGraph RAG over Markdown docs: the seed's REST API",
                   docs_url="/docs", redoc_url=None, lifespan=lambda _app: mcp.running())
     settings = service.settings
-    app.add_middleware(BoundedRequests, max_bytes=settings.max_body_bytes, limiter=make_limiter(service))
+    limiter = make_limiter(service)
+    app.add_middleware(BoundedRequests, max_bytes=settings.max_body_bytes, limiter=limiter)
+    app.add_middleware(PerClient, requests=settings.max_connections_per_client,  # outermost: counts every request
+                       answers=settings.max_answers_per_client if limiter is not None else 0)
 
     _error_handlers(app)
 
@@ -218,8 +223,12 @@ def build_api(served: Service | Indexes):
         # refused with a status, not mid-stream; the checked values pass down unchecked
         chosen = indexes.get(body.index)
         query, config = chosen.check_request(body.query, body.retrieval_config)
-        events = chosen.chat_events(query, _history(body), body.use_rag, body.use_llm, config)
-        return StreamingResponse(_ndjson(query, events), media_type="application/x-ndjson")
+        history = _history(body)
+
+        def produce(cancel):  # in a worker thread; the client leaving sets `cancel` (leaving.py)
+            return _ndjson(query, chosen.chat_events(query, history, body.use_rag, body.use_llm, config, cancel=cancel))
+
+        return StreamingResponse(until_gone(produce), media_type="application/x-ndjson")
 
     @app.get("/images/{sha}")
     def image(sha: str, index: str | None = None):
@@ -401,33 +410,6 @@ async def _drain(receive) -> None:
     while more:
         message = await receive()
         more = message["type"] == "http.request" and message.get("more_body", False)
-
-
-def client_key(scope) -> str:
-    """Who is calling: behind a proxy (Hugging Face Spaces puts its own address in the
-    connection), the nearest public address in X-Forwarded-For, which the proxy appends;
-    addresses a client wrote further left are not trusted. A caller that reaches the server
-    from a public address is no proxy: its own header is ignored (a fresh address per call
-    would otherwise be a fresh budget per call)."""
-    client = scope.get("client")
-    if client and _is_global(client[0]):
-        return client[0]
-    headers = dict(scope.get("headers") or [])
-    forwarded = headers.get(b"x-forwarded-for", b"").decode("latin-1")
-    for part in reversed([p.strip() for p in forwarded.split(",") if p.strip()]):
-        try:
-            if ipaddress.ip_address(part).is_global:
-                return part
-        except ValueError:
-            continue
-    return client[0] if client else "unknown"
-
-
-def _is_global(address: str) -> bool:
-    try:
-        return ipaddress.ip_address(address).is_global
-    except ValueError:
-        return False
 
 
 class RateLimiter:

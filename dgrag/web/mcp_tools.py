@@ -26,6 +26,7 @@ from pydantic import Field
 
 from ..errors import AccessDenied, DgragError
 from .indexes import Indexes
+from .leaving import LEAVING, WatchDisconnect
 from .sections import MAX_SECTIONS, MAX_TOKENS, MIN_TOKENS, read_node, search_sections
 
 PATH = "/mcp"
@@ -92,7 +93,7 @@ def _read_tools(server, indexes: Indexes) -> None:
         numbered list of source links; with no LLM configured, the sentences of the docs that answer,
         cited. `answerable` false: the docs do not seem to cover the question."""
         svc = _call(indexes.get, index)
-        out = _call(svc.chat, question, use_llm=use_llm)
+        out = _call(svc.chat, question, use_llm=use_llm, cancel=LEAVING.get())  # the client leaving stops it
         return {"index": indexes.name_of(svc), "answer": out["llm_response"], "llm": bool(out["meta"].get("llm")),
                 "answerable": out.get("answerable"), "confidence": out.get("confidence"),
                 "components": out.get("components", []), "references": out["references"][:50]}
@@ -191,5 +192,5 @@ class McpEndpoint:
 def mount(app, endpoint: McpEndpoint) -> McpEndpoint:
     """Add /mcp to the FastAPI app (before the UI is mounted at /); its session managers run in
     the app's lifespan (`endpoint.running()`)."""
-    app.add_route(PATH, endpoint, methods=["GET", "POST", "DELETE"], include_in_schema=False)
+    app.add_route(PATH, WatchDisconnect(endpoint), methods=["GET", "POST", "DELETE"], include_in_schema=False)
     return endpoint

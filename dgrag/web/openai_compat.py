@@ -24,6 +24,7 @@ from ..answer.extractive import section_label
 from ..core import estimate_tokens, judged
 from ..errors import DgragError
 from .indexes import Indexes, UnknownIndex
+from .leaving import until_gone
 
 MAX_MESSAGES = 200  # beyond the body limit's own bound: the history keeps the last 12 turns anyway
 
@@ -105,21 +106,22 @@ class Completion:
         self.id = f"chatcmpl-{uuid.uuid4().hex[:24]}"
         self.created = int(time.time())
 
-    def events(self):
-        return self.service.chat_events(self.query, self.history, True, self.use_llm, self.config)
+    def events(self, cancel=None):
+        return self.service.chat_events(self.query, self.history, True, self.use_llm, self.config, cancel=cancel)
 
     def _chunk(self, delta: dict, finish: str | None = None, **extra) -> str:
         obj = {"id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": self.model,
                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra}
         return f"data: {json.dumps(obj, ensure_ascii=False)}\n\n"
 
-    def stream(self):
+    def stream(self, cancel=None):
         """SSE: the role, the answer's deltas, the sources (without an LLM), a last chunk with the
-        finish reason, the citations and the usage estimate, then [DONE]."""
+        finish reason, the citations and the usage estimate, then [DONE]. `cancel` set (the client
+        left): the answer stops at its next step."""
         results, answer = [], []
         yield self._chunk({"role": "assistant", "content": ""})
         try:
-            for ev in self.events():
+            for ev in self.events(cancel):
                 if ev["type"] == "retrieval":
                     results.append(ev["result"])
                 elif ev["type"] == "text":
@@ -185,7 +187,7 @@ def add_routes(app, indexes: Indexes) -> None:
         try:
             completion = Completion(indexes, body)
             if body.stream:
-                return StreamingResponse(completion.stream(), media_type="text/event-stream",
+                return StreamingResponse(until_gone(completion.stream), media_type="text/event-stream",
                                          headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
             return completion.whole()
         except DgragError as exc:

@@ -47,6 +47,8 @@ def serve(built: App, host: str | None = None, port: int | None = None, build_de
     port = port or settings.server_port
     refuse_missing_index(settings, build_demo_index)
     build = service.start_demo_build() if build_demo_index else None
+    if service.shipped_note:  # a prebuilt index shipped with the app: taken, or refused and why
+        print(service.shipped_note, file=sys.stderr, flush=True)
     if build is not None:
         st = build.status()
         print(f"building the demo index {settings.db_path} in the background: {st.pages_total} pages in "
@@ -87,8 +89,10 @@ def run_server(app, host: str, port: int, settings) -> None:
     import uvicorn
 
     grace = max(1, math.ceil(settings.shutdown_timeout_s))
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
-                                           timeout_graceful_shutdown=grace))
+    from .connections import uvicorn_config
+
+    # slow or greedy clients are bounded: header and body deadlines, connection caps, keep-alive
+    server = uvicorn.Server(uvicorn_config(app, host, port, settings, timeout_graceful_shutdown=grace))
     server.run()
     deadline = time.monotonic() + 1.0
     for thread in threading.enumerate():

@@ -18,7 +18,7 @@ from typing import Callable, Iterator
 from ..backends.embedders import lower_priority
 from ..config import PROJECT_ROOT, RetrievalConfig, Settings
 from ..core import chat_to_api
-from ..errors import AccessDenied, ConfigError, DgragError, IndexFileError, IndexNotReady
+from ..errors import AccessDenied, Cancelled, ConfigError, DgragError, IndexFileError, IndexNotReady
 from ..workflows import Job, JobCancelled, Progressive, Writer  # noqa: F401 - Job, JobCancelled: re-exported
 
 BUNDLED_CORPUS = PROJECT_ROOT / "data" / "arkui-x-docs"  # shipped with the repo: CC BY 4.0, see its LICENSE
@@ -52,6 +52,7 @@ class Service:
         self._retriever = None
         self._init_lock = threading.Lock()
         self._described: tuple[tuple, dict] | None = None  # (the file's state, its description)
+        self.shipped_note = ""  # what became of a shipped prebuilt index at the first start, if any
 
     @property
     def job(self) -> Job | None:
@@ -86,12 +87,56 @@ class Service:
 
     def start_demo_build(self) -> Progressive | None:
         """Start (or resume) the demo build in the background; questions are answered from each
-        batch as it commits."""
+        batch as it commits. With no index file yet, a shipped prebuilt index that fits is copied
+        into place first and served at once; only its pages that differ are indexed again."""
+        installed = self.install_shipped()
+        if installed is not None and not installed.same:
+            self._refresh_shipped(installed)
+            return None
         self.build = self.demo_build()
         self.first_start = self.build is not None
         if self.build is not None:
             self.build.start()
         return self.build
+
+    def install_shipped(self):
+        """The shipped index copied to the absent index file (`workflows.shipped`), or None (none
+        found, a file there already, or refused: `shipped_note` says why, and the build runs)."""
+        from ..workflows.shipped import SnapshotRefused, install
+
+        db = Path(self.settings.db_path)
+        if db.exists():
+            return None
+        docs = Path(self.settings.docs_root or demo_docs())
+        try:
+            found = install(self.settings, docs, db)
+        except SnapshotRefused as exc:
+            self.shipped_note = f"shipped index refused: {exc}; building the index instead"
+            return None
+        if found is not None:
+            what = "as it is" if found.same else (f"at once; {len(found.changed)} changed and {len(found.removed)} "
+                                                   "removed pages are indexed again in the background")
+            self.shipped_note = f"shipped index {found.source} served {what}"
+        return found
+
+    def _refresh_shipped(self, found) -> None:
+        """Index the pages of the shipped index that differ, as the writer, in the background."""
+        from ..store import Store
+        from ..workflows.shipped import refresh
+
+        build = self.demo_build() or Progressive(self.settings, Path(self.settings.docs_root or demo_docs()),
+                                                 DEMO_URL, self.writer, self.settings.include)
+
+        def work(job: Job) -> dict:
+            lower_priority(10)
+            with Store(self.settings.db_path) as store:
+                counts = refresh(build.settings, store, found, progress=job.on_progress)
+                build.mark_done(store)
+            return counts
+
+        threading.Thread(target=self.writer.run, args=(f"shipped index: {len(found.changed) + len(found.removed)} "
+                                                       "pages differ", work),
+                         name="dgrag-shipped-refresh", daemon=True).start()
 
     def ensure_index(self) -> None:
         """Build the demo index (all of it, in the calling thread) if it is absent or unfinished."""
@@ -202,16 +247,18 @@ class Service:
         yield from self.answerer(use_llm).chat(query, history or [], config, use_rag=use_rag, cancel=cancel)
 
     def chat(self, query: str, use_rag: bool = True, use_llm: bool = True, config: dict | None = None,
-             history: list[dict] | None = None) -> dict:
-        """The seed's /chat response, plus `meta` (the agent's rounds, citations, tokens, images)."""
+             history: list[dict] | None = None, cancel: threading.Event | None = None) -> dict:
+        """The seed's /chat response, plus `meta` (the agent's rounds, citations, tokens, images);
+        `cancel` set: Cancelled at the answer's next step."""
         t0 = time.perf_counter()
         query, config = self.check_request(query, config)  # the response echoes the query as answered
         results, answer, meta = [], "", {}
-        for ev in self.chat_events(query, history, use_rag, use_llm, config):
+        for ev in self.chat_events(query, history, use_rag, use_llm, config, cancel=cancel):
             if ev["type"] == "retrieval":
                 results.append(ev["result"])
             elif ev["type"] == "done":
                 answer, meta = ev["answer"], ev.get("meta", {})
+        Cancelled.check(cancel)  # an answer cut short is no answer
         return {**chat_to_api(query, results, answer, time.perf_counter() - t0), "meta": meta,
                 "components": meta.get("components", [])}
 

@@ -196,6 +196,14 @@ class Progressive:
                 totals[g][0] += b.number <= in_batches
         st.covered = {g: (d, t) for g, (d, t) in totals.items() if t}
 
+    def mark_done(self, store: Store) -> None:
+        """Record every step as done (a shipped index brought up to date: `shipped.refresh`)."""
+        with store.transaction():
+            store.meta.set(META_KEY, json.dumps({"plan": self.plan, "batches_done": len(self.steps),
+                                                 "batches": len(self.steps), "stages": True,
+                                                 "docs": str(self.settings.docs_root)}))
+        self._count_done(len(self.steps))
+
     def start_over(self) -> None:
         """Go through every step again (a folder re-indexed after edits: unchanged pages cost a
         hash check); an unfinished build resumes instead."""
