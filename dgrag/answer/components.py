@@ -115,8 +115,9 @@ def build(markdown: str, cited: list[int], refs: list[tuple[int, Reference]], ve
         header, rows = parse_table(table[1].text)
         if header:
             out.append({"type": "table", "header": header, "rows": rows[:20], **_where(*table)})
-    for n, r in [(n, r) for n, r in on_page if r.type == "image"][:2]:
-        out.append({"type": "image", "url": r.image_url, "alt": r.caption(), **_where(n, r)})
+    images = [(n, r) for n, r in on_page if r.type == "image"] or [(n, r) for n, r in refs if r.type == "image"]
+    for n, r in images[:2]:  # the cited pages' images, else the retrieved ones (a screenshot asked for)
+        out.append({**_where(n, r), "type": "image", "url": r.image_url, "alt": r.caption()})  # the image, not its section
     out.append({"type": "sources", "items": [{**_where(n, r), "kind": r.type} for n, r in refs
                                              if r.type == "chunk"][:8]})
     more = followups(store, refs, cited) if store is not None else []
@@ -185,7 +186,8 @@ def markdown(components: list[dict], lang: str = "en") -> str:
             parts.append("\n".join([row(c["header"]), "|" + "---|" * len(c["header"]),
                                     *[row(r) for r in c["rows"]]]) + f"\n\n[{c['n']}] {c['section']}")
         elif c["type"] == "image":
-            parts.append(f"![{c['alt'].replace('[', '(').replace(']', ')')}]({c['url']})")
+            alt = " ".join(c["alt"].split())[:200].replace("[", "(").replace("]", ")")  # one line: a caption has several
+            parts.append(f"![{alt}]({c['url']})")
         elif c["type"] == "sources":
             items = "\n".join(f"- [{i['n']}] {_md_link(i)}" for i in c["items"])
             parts.append(f"<details><summary>{w['sources']} ({len(c['items'])})</summary>\n\n{items}\n\n</details>")
