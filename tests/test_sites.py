@@ -333,3 +333,34 @@ def test_an_include_bomb_is_bounded_and_reported(tmp_path):
                                       "c.md": line.replace("b.md", "d.md"), "d.md": "x" * 5000 + "\n"})
     text, _, rep = Includes(root, root, max_bytes=20_000).expand("page.md", line)
     assert len(text) <= 80_000 + 1000 and any("include limit" in m for m in rep.missing)
+
+
+def test_malformed_configs_and_includes_are_reported_never_fatal(tmp_path):
+    root = _write(tmp_path / "repo", {"mkdocs.yml": "site_name: [unclosed\n", "docs/a.md": "# A\n\n{{#include ../../../etc/passwd}}\n"})
+    (root / "docs" / "conf.py").symlink_to(tmp_path / "nowhere.py")  # a broken link named like a config
+    site = detect_site(root)
+    assert site.generator == "plain" and any("not read" in n for n in site.notes)
+    s = Settings(db_path=tmp_path / "i.db", docs_root=root)
+    with Store(s.db_path) as st:
+        rep = index_folder(s, st)
+    assert rep.files_indexed == 1 and rep.dialect["includes_refused"] == ["docs/a.md: ../../../etc/passwd"]
+    assert Includes(root, root).expand("a.md", "{{#include x\0y.rs}}\n")[2].missing == ["x\0y.rs"]  # no ValueError
+
+
+def test_a_locale_without_lang_keeps_its_own_code_and_globstar_excludes(tmp_path):
+    root = _write(tmp_path / "sl", {
+        "astro.config.mjs": "starlight({ site: 'https://s.io', locales: { root: { label: 'English', lang: 'en' }, "
+                            "fr: { label: 'Français' }, de: { lang: 'de' } } })\n",
+        "src/content/docs/a.md": "# A\n", "src/content/docs/fr/a.md": "# A\n", "src/content/docs/de/a.md": "# A\n"})
+    site = detect_site(root)
+    assert [(p.content.rsplit("/", 1)[-1], p.language) for p in site.parts] == [("docs", "en"), ("fr", "fr"), ("de", "de")]
+    vp = _write(tmp_path / "vp", {"docs/.vitepress/config.mts": "export default { srcExclude: ['**/README.md'] }\n",
+                                  "docs/README.md": "# R\n", "docs/guide/README.md": "# R\n", "docs/guide/a.md": "# A\n"})
+    from dgrag.ingest.pipeline import site_pages
+    assert site_pages(vp, detect_site(vp))[0] == ["docs/guide/a.md"]
+
+
+def test_a_fastapi_line_selection_is_clamped_to_the_file(tmp_path):
+    root = _write(tmp_path / "repo", {"src/app.py": "a = 1\nb = 2\nc = 3\n"})
+    text, _, rep = Includes(root, root).expand("docs/p.md", "{* ../src/app.py ln[2:10000000000] *}\n")
+    assert text == "```python\nb = 2\nc = 3\n```\n" and rep.read == {"src/app.py"}

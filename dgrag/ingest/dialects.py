@@ -30,10 +30,11 @@ ADMONITIONS = {"note", "tip", "info", "warning", "danger", "caution", "important
                "question", "failure", "bug", "example", "quote", "abstract", "seealso", "attention", "error",
                "hint", "todo", "summary", "tldr", "check", "done", "help", "faq", "fail", "missing", "cite",
                "admonition", "versionadded", "versionchanged", "deprecated", "aside", "secondary", "experimental"}
-_ATTRS = re.compile(r"\s*\{:?\s*((?:[#.][\w:.-]+|[\w-]+=(?:\"[^\"]*\"|'[^']*'|\S+))(?:\s+(?:[#.][\w:.-]+|[\w-]+=(?:\"[^\"]*\"|'[^']*'|\S+)))*)\s*\}\s*$")
+_ATTRS = re.compile(r"\s*\{:?([^{}]*)\}\s*$")  # a heading's trailing {...}; its parts: _ATTR_PART
+_ATTR_PART = re.compile(r"""[#.][\w:.-]+|[\w-]+=(?:"[^"]*"|'[^']*'|[^\s"'}]+)""")
 _CONTAINER_NAME = re.compile(r"^\s*\{?([A-Za-z][\w-]*)\}?(?:\[[^\]]*\]|\{[^}]*\})?(?:\s|$)")
 _AUTODOC = re.compile(r"^:::\s+([A-Za-z_]\w*(?:\.\w+)+)\s*$")
-_TEMPLATE_TAG = re.compile(r"^\s*(?:\{%-?\s*(end)?(\w+)(.*?)-?%\}|\{\{[<%]\s*(/)?\s*([\w-]+)(.*?)[>%]\}\})\s*$")
+_TEMPLATE_TAG = re.compile(r"^\s*(?:\{%-?\s*(end)?(\w+)\b([^%]*)%\}|\{\{[<%]\s*(/)?\s*([\w-]+)\b([^<>%]*)[>%]\}\})\s*$")
 _TABBED = re.compile(r'^===[+!]?\s+"([^"]*)"\s*$')
 _ESM = re.compile(r"^(?:import\s+[\w{*'\"]|import\s*\(|export\s+(?:default|const|let|var|function|\{|\*|async))")
 
@@ -46,10 +47,11 @@ def heading_attrs(state) -> None:
             continue
         inline = tokens[i + 1]
         m = _ATTRS.search(inline.content)
-        if not m:
-            continue
+        parts = _ATTR_PART.findall(m.group(1)) if m else []
+        if not parts or _ATTR_PART.sub("", m.group(1)).strip():
+            continue  # only an attribute list, nothing else between the braces ("{T}" is a title's)
         inline.content = inline.content[:m.start()].rstrip()
-        for part in re.findall(r"[#.][\w:.-]+|[\w-]+=(?:\"[^\"]*\"|'[^']*'|\S+)", m.group(1)):
+        for part in parts:
             if part.startswith("#"):
                 tok.attrSet("id", part[1:])
 
@@ -171,11 +173,11 @@ def template_label(groups: tuple) -> tuple[str, str, bool]:
 
 
 _RAW = {
-    "heading attribute": re.compile(r"\{\s*#[\w-]+[^}]*\}"),
+    "heading attribute": re.compile(r"\{\s*#[\w-]+[^{}]*\}"),
     "admonition marker": re.compile(r"(?m)^\s*(?:!!!|\?\?\?\+?|:::+|///+|===\s+\")"),
     "template tag": re.compile(r"\{%.*?%\}|\{\{[<%].*?[>%]\}\}"),
     "include directive": re.compile(r"\{\{#\w+|--8<--|\{\*\s|\{!\s|@include:"),
-    "MDX statement": re.compile(r"(?m)^(?:import|export)\s+\S+.*\sfrom\s+['\"]"),
+    "MDX statement": re.compile(r"(?m)^(?:import|export)\s[^\n]*?\sfrom\s+['\"]"),
 }
 
 

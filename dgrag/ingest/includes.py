@@ -27,7 +27,7 @@ from pathlib import Path
 _MDBOOK = re.compile(r"(?<!\\)\{\{#(include|rustdoc_include|playground)\s+([^}\s]+)\s*\}\}")
 _SNIPPET = re.compile(r"""^(\s*)-{1,}8<-{1,}\s+(["'])([^"']+)\2\s*$""")
 _SNIPPET_FENCE = re.compile(r"^\s*-{1,}8<-{1,}\s*$")
-_FASTAPI = re.compile(r"^\s*\{\*\s*(\S+)(.*?)\*\}\s*$")
+_FASTAPI = re.compile(r"^\s*\{\*\s*([^\s*]+)(\s[^*]*)?\*\}\s*$")
 _MDINCLUDE = re.compile(r"\{!>?\s*([^!\s]+)\s*!\}")
 _VP_SNIPPET = re.compile(r"^\s*<<<\s+(\S+?)(?:\{[^}]*\})?(?:\s+\[[^\]]*\])?\s*$")
 _VITEPRESS = re.compile(r"<!--\s*@include:\s*([^\s{#]+?)(?:#([\w-]+))?(?:\{(\d*),(\d*)\})?\s*-->")
@@ -66,7 +66,7 @@ class Includes:
     # ---- reading one file, confined -----------------------------------------------------
     def _resolve(self, target: str, from_dir: str, report: IncludeReport, bases: bool = False) -> Path | None:
         target = target.strip().strip("\"'")
-        if not target or re.match(r"^[a-z]+://", target):
+        if not target or "\x00" in target or re.match(r"^[a-z]+://", target):
             report.missing.append(target)
             return None
         starts = [from_dir] + (self.bases if bases else [])
@@ -148,7 +148,7 @@ class Includes:
             return
         m = _FASTAPI.match(line)
         if m:
-            yield from self._code_include(m.group(1), m.group(2), from_dir, report)
+            yield from self._code_include(m.group(1), m.group(2) or "", from_dir, report)
             return
         m = None if in_fence else _VP_SNIPPET.match(line)
         if m:  # VitePress `<<< @/snippets/file.ts#region` ("@": the source folder), a block of its own: not in a fence
@@ -271,6 +271,6 @@ def _pick_lines(lines: list[str], options: str) -> list[str]:
         a, _, b = part.strip().partition(":") if ":" in part else (part.strip(), "", part.strip())
         if a.strip().isdigit() or b.strip().isdigit():
             lo = int(a) if a.strip().isdigit() else 1
-            hi = int(b) if b.strip().isdigit() else len(lines)
+            hi = min(int(b) if b.strip().isdigit() else len(lines), len(lines))  # the page's number is not trusted
             keep.extend(range(lo, hi + 1))
     return [lines[i - 1] for i in sorted(set(keep)) if 0 < i <= len(lines)]

@@ -33,7 +33,7 @@ _HREF = re.compile(r"""<a\b[^>]*?\bhref\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.I |
 _TAG = re.compile(r"<[^>]+>")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _JSX_TAG = re.compile(r"<[A-Z][\w.]*[\s/>]")
-_LABEL_ATTR = re.compile(r"""<[A-Z][\w.]*[^>]*?\b(?:label|title|caption)\s*=\s*["']([^"']+)["']""")
+_LABEL_ATTR = re.compile(r"""<[A-Z][\w.]*\b[^>]*?\b(?:label|title|caption)\s*=\s*["']([^"']+)["']""")
 _ALERT = re.compile(r"^\[!(NOTE|TIP|IMPORTANT|WARNING|CAUTION)\]\s*")  # GitHub's alerts, in a blockquote
 _CODE_REF = re.compile(r"<CodeBlock\b[^>]*>\s*\{\s*(\w+)\s*\}\s*</CodeBlock>")
 _RAW_LOADER = re.compile(r"""import\s+(\w+)\s+from\s+['"]!!?raw-loader!([^'"]+)['"]""")

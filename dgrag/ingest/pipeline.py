@@ -239,7 +239,7 @@ class Indexer:
                               head_first=bool(self.site.parts))
         except (ValueError, RecursionError) as exc:
             return self._skip(path, digest, str(exc))
-        if page.front.get("draft") is True:
+        if page.front.get("draft") is True and self.site.parts:  # a site does not publish its drafts
             self.dialect.drafts.append(path)
             return self._skip(path, digest, "a draft (front matter draft: true): not published")
         self.dialect.add_page(page, inc)

@@ -10,7 +10,6 @@ before this layer existed (the demo's index is identical).
 """
 from __future__ import annotations
 
-import fnmatch
 import os
 import posixpath
 import re
@@ -18,13 +17,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
+import yaml
+
 from ..errors import ConfigError
 from .site_configs import READERS, SitePart
 
 GENERATORS = ("plain",) + tuple(g for g, _, _ in READERS)
 PAGE_EXTS = (".md", ".mdx", ".markdown")
 _SKIP_DIRS = {"node_modules", "site", "build", "_build", "book", "dist", "target", "venv", "__pycache__"}
-_NUMBER_PREFIX = re.compile(r"^\d+[-_.]\s*")
+_NUMBER_PREFIX = re.compile(r"^\d+[-_.]\s*(?!\d)")  # "01-intro" -> "intro"; a date or a version stays
+# what reading a config may raise (toml's errors are ValueErrors; yaml's are its own)
+_CONFIG_ERRORS = (OSError, ValueError, KeyError, TypeError, AttributeError, yaml.YAMLError)
 
 
 @dataclass
@@ -56,7 +59,7 @@ class Site:
         if part.exclude_globs:
             src = self.parts[0].content  # VitePress's globs are relative to its srcDir
             rel_src = path[len(src) + 1:] if src else path
-            if any(fnmatch.fnmatchcase(rel_src, g) for g in part.exclude_globs):
+            if any(_glob(g).match(rel_src) for g in part.exclude_globs):
                 return False
         return part.pages is None or path in part.pages
 
@@ -117,8 +120,11 @@ class Site:
             url = self.page_url(page_path) or ""
             folder = here if url.endswith("/") else posixpath.dirname(here)
             target = posixpath.normpath(posixpath.join(folder, target))
+        base = urlsplit(self.parts[0].url_base or "").path.strip("/")
         key = _normal(target)
-        return routes.get(key) or routes.get(_normal(target.lstrip("/").split("/", 1)[-1]))
+        if base and key.startswith(base + "/"):  # a link written with the site's base path: /docs/intro
+            key = key[len(base) + 1:]
+        return routes.get(key)
 
     def describe(self) -> dict:
         return {"generator": self.generator, "config": self.config, "notes": self.notes,
@@ -128,10 +134,14 @@ class Site:
 
 def _normal(route: str) -> str:
     route = route.strip("/")
-    for tail in (".html", "/index", "index"):
-        if route.endswith(tail):
-            route = route[:-len(tail)].rstrip("/")
-    return route
+    route = route[:-len(".html")] if route.endswith(".html") else route
+    return "" if route == "index" else route[:-len("/index")] if route.endswith("/index") else route
+
+
+def _glob(pattern: str) -> re.Pattern:
+    """A VitePress (fast-glob) pattern: `**/` is any folders or none, `*` stays in one folder."""
+    out = re.escape(pattern).replace(r"\*\*/", "(?:.*/)?").replace(r"\*\*", ".*").replace(r"\*", "[^/]*")
+    return re.compile(out.replace(r"\?", "[^/]") + "$")
 
 
 def _route(generator: str, part: SitePart, path: str, front: dict) -> str:
@@ -150,7 +160,8 @@ def _route(generator: str, part: SitePart, path: str, front: dict) -> str:
         return route + "/" if part.url_style == "directory" and route else route
     if front.get("id") and generator == "docusaurus":
         name = str(front["id"])
-    index = name.lower() in ("index", "readme") or (generator == "docusaurus" and folder and name == posixpath.basename(folder))
+    index = name.lower() == "index" or (name.lower() == "readme" and generator in ("mdbook", "mkdocs", "docusaurus")) \
+        or (generator == "docusaurus" and folder and name == posixpath.basename(folder))
     if index:
         if part.url_style == "html" and generator in ("mdbook", "sphinx"):
             return posixpath.join(folder, "index.html")
@@ -181,9 +192,15 @@ def _find_configs(root: Path, max_depth: int = 3) -> list[tuple[str, str, Path]]
 
 
 def _is_config(generator: str, path: Path) -> bool:
+    if not path.is_file():  # a folder, a fifo or a broken link named like a config
+        return False
     if generator not in ("sphinx", "starlight"):
         return True
-    text = path.read_text(encoding="utf-8", errors="replace")
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read(1 << 20)
+    except OSError:
+        return False
     return ("extensions" in text or "html_theme" in text) if generator == "sphinx" else "starlight" in text
 
 
@@ -215,7 +232,7 @@ def detect_site(root: Path, generator: str = "", site_url: str = "") -> Site:
         notes: list[str] = []
         try:
             parts = readers[gen](root, folder, path, notes)
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:  # yaml / toml errors are ValueErrors
+        except _CONFIG_ERRORS as exc:
             notes.append(f"{gen}: {posixpath.join(folder, path.name)} not read: {exc}")
             continue
         site = Site(gen, posixpath.join(folder, path.name), parts, notes)
@@ -240,10 +257,13 @@ def _variants(root: Path, site: Site, configs, readers) -> None:
     for gen, folder, path in configs:
         if gen != "mkdocs" or path.resolve() == main:
             continue
-        head = path.read_text(encoding="utf-8", errors="replace")
-        m = re.search(r"^INHERIT:\s*(\S+)", head, re.M)
-        if m and (path.parent / m.group(1)).resolve() == main:
-            site.parts += readers[gen](root, folder, path, site.notes)
+        try:
+            head = path.read_text(encoding="utf-8", errors="replace")
+            m = re.search(r"^INHERIT:\s*(\S+)", head, re.M)
+            if m and (path.parent / m.group(1)).resolve() == main:
+                site.parts += readers[gen](root, folder, path, site.notes)
+        except _CONFIG_ERRORS as exc:
+            site.notes.append(f"mkdocs: {posixpath.join(folder, path.name)} not read: {exc}")
 
 
 def _override_url(site: Site, site_url: str) -> None:

@@ -43,7 +43,9 @@ def language_of_locale(code: str) -> str:
 
 
 def _join(*parts: str) -> str:
-    return posixpath.normpath(posixpath.join(*[p for p in parts if p])).lstrip("./") if any(parts) else ""
+    """Folders joined and normalised, relative to the docs root ("" for the root itself)."""
+    out = posixpath.normpath(posixpath.join(*[p for p in parts if p])) if any(parts) else ""
+    return "" if out == "." else out.lstrip("/")
 
 
 def _norm(folder: str) -> str:
@@ -76,10 +78,10 @@ def js_value(text: str, key: str, start: int = 0, end: int | None = None) -> str
     return word if word in ("true", "false") else consts.get(word)
 
 
-def js_block(text: str, key: str) -> tuple[int, int] | None:
-    """Span of the `{...}` object (or `[...]` array) a JS config gives `key`, by bracket depth."""
-    m = re.search(rf"""(?<![\w$.-])['"]?{re.escape(key)}['"]?\s*:\s*([{{\[])""", text) or \
-        re.search(rf"""\b(?:const|let|var)\s+{re.escape(key)}\s*(?::[^=]*)?=\s*([{{\[])""", text)
+def js_block(text: str, key: str, start: int = 0) -> tuple[int, int] | None:
+    """Span of the `{...}` object (or `[...]` array) a JS config gives `key` (from `start`), by bracket depth."""
+    m = re.compile(rf"""(?<![\w$.-])['"]?{re.escape(key)}['"]?\s*:\s*([{{\[])""").search(text, start) or \
+        re.compile(rf"""\b(?:const|let|var)\s+{re.escape(key)}\s*(?::[^=]*)?=\s*([{{\[])""").search(text, start)
     if not m:
         return None
     open_, close = m.group(1), "}" if m.group(1) == "{" else "]"
@@ -97,6 +99,12 @@ def js_block(text: str, key: str) -> tuple[int, int] | None:
                 return m.start(1), i + 1
         i += 1
     return None
+
+
+def locale_lang(text: str, locales: tuple[int, int], key: str) -> str:
+    """A locale's `lang`, read inside that locale's own object only (else its key)."""
+    own = js_block(text, key, locales[0] + 1)
+    return (js_value(text, "lang", *own) if own and own[1] <= locales[1] else None) or key
 
 
 def js_keys(text: str, span: tuple[int, int]) -> list[str]:
@@ -172,7 +180,7 @@ def read_docusaurus(root: Path, folder: str, config: Path, notes: list[str]) -> 
     route = js_value(text, "routeBasePath", start, end) if span else None
     route = "docs" if route is None else route
     content = _join(folder, path)
-    parts = [SitePart(content, _url(host, posixpath.join(base, route)) if host else "",
+    parts = [SitePart(content, _url(host, posixpath.join(base, route.lstrip("/"))) if host else "",
                       "", "clean", "github", strip_number_prefix=True)]
     loc = js_block(text, "i18n")
     if loc:
@@ -185,7 +193,7 @@ def read_docusaurus(root: Path, folder: str, config: Path, notes: list[str]) -> 
                 continue
             tree = _join(folder, "i18n", code, "docusaurus-plugin-content-docs", "current")
             if (root / tree).is_dir():
-                parts.append(SitePart(tree, _url(host, posixpath.join(base, code, route)) if host else "",
+                parts.append(SitePart(tree, _url(host, posixpath.join(base, code, route.lstrip("/"))) if host else "",
                                       language_of_locale(code), "clean", "github", strip_number_prefix=True))
     notes.append(f"docusaurus: {posixpath.join(folder, config.name)} (docs {content} at /{route.strip('/')}, "
                  f"{len(parts) - 1} translations)")
@@ -212,7 +220,7 @@ def read_vitepress(root: Path, folder: str, config: Path, notes: list[str]) -> l
                       exclude_globs=globs)]
     loc = js_block(text, "locales")
     for key in js_keys(text, loc) if loc else []:
-        lang = js_value(text, "lang", text.find(key, loc[0]), loc[1]) or key
+        lang = locale_lang(text, loc, key)
         if key == "root":
             parts[0].language = language_of_locale(lang)
             for a, b in rewrites:
@@ -269,7 +277,7 @@ def read_starlight(root: Path, folder: str, config: Path, notes: list[str]) -> l
     parts = [SitePart(content, url, "", "directory", "github")]
     loc = js_block(text, "locales")
     for key in js_keys(text, loc) if loc else []:
-        lang = js_value(text, "lang", text.find(key, loc[0]), loc[1]) or key
+        lang = locale_lang(text, loc, key)
         if key == "root":
             parts[0].language = language_of_locale(lang)
         elif (root / content / key).is_dir():
