@@ -30,7 +30,7 @@ CONFIGS = {"dense": ("dense", {}), "default": ("diffusion", {}),
 
 
 def _dgrag(*args: str) -> None:
-    subprocess.run([sys.executable, "-m", "dgrag", *args], check=True)
+    subprocess.run([sys.executable, "-m", "dgrag", *args], check=True, stdout=sys.stderr)  # its report: not the table
 
 
 def build(sites_root: Path, work: Path, site: str) -> Path:
