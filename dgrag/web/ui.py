@@ -2,7 +2,6 @@
 typed errors become gr.Error messages. Document text is rendered as sanitised Markdown."""
 from __future__ import annotations
 
-import html
 import threading
 import time
 from pathlib import Path
@@ -13,6 +12,7 @@ from ..answer.running import Running
 from ..core import language_of
 from ..config import RetrievalConfig
 from ..errors import DgragError
+from .chat_md import KINDS, images_md, references_md, searches_md  # noqa: F401 - references_md: tests read it here
 from .indexes import Indexes
 from .service import Service, demo_docs, safe_extract_zip
 
@@ -27,7 +27,6 @@ SETTINGS_SLIDERS = [  # (parameter, minimum, maximum, step)
 # ArkTS writes two-way binding as `$$value` and the docs title a page "$$语法": with Gradio's
 # default LaTeX delimiters two such titles swallow everything between them into one formula.
 NO_LATEX: list = []
-KINDS = {"chunk": "section", "code": "code", "table": "table", "image": "image"}
 # the methods in plain words (the value is the API's name); the details: METHOD_INFO, "How it works"
 METHODS = [("Best (graph)", "diffusion"), ("Graph walk (PageRank)", "ppr"), ("Similar text only", "dense")]
 IDLE_S = 0.25  # while the model is silent, the chat's handler yields this often (so Stop can end it)
@@ -37,35 +36,6 @@ def _err(exc: Exception):
     import gradio as gr
 
     return gr.Error(str(exc) if isinstance(exc, DgragError) else f"{type(exc).__name__}: {exc}")
-
-
-def references_md(result: dict) -> str:
-    """Each reference as a person reads it: its kind and "Page › Section", linked; in rank
-    order within each kind, no node id and no score."""
-    lines = []
-    for key in ("chunks", "codes", "tables", "images"):
-        for it in result.get(key, []):
-            crumb = html.escape(section_label(it["breadcrumb"])).replace("[", "(").replace("]", ")")
-            url = it["source_url"] or ""
-            link = f"[{crumb}]({url})" if url.startswith("http") else f"{crumb} (`{url}`)"
-            lines.append(f"- {KINDS.get(it['type'], it['type'])} · {link}")
-    return "\n".join(lines) or "_no references_"
-
-
-def searches_md(rounds: list[dict]) -> str:
-    """The agent's searches as one line above its answer: searched for "X" (n new), then for "Y"."""
-    if not rounds:
-        return ""
-
-    def q(text: str) -> str:
-        return "".join("\\" + c if c in "\\`*_[]<>#|" else c for c in text)
-    steps = [f"“{q(r['query'])}” ({r['counts']['new']} new, {1000 * r['timing']['retrieve_s']:.0f} ms)" for r in rounds]
-    return "🔎 Searched for " + ", then for ".join(steps) + "\n\n"
-
-
-def images_md(result: dict) -> str:
-    return "\n\n".join(f"![{html.escape(i.get('alt') or i['breadcrumb'])}]({i['image_url']})"
-                       for i in result.get("images", []))
 
 
 def _overrides(method: str, values: list) -> dict:
