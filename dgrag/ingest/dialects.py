@@ -66,20 +66,25 @@ def _blocks_ok(params: str, markup: str) -> bool:
     return bool(re.match(r"^\s*[A-Za-z][\w-]*\s*(\|.*)?$", params))
 
 
+def _marker(state, start: int, pattern: re.Pattern):
+    """(the line, its match) where a marker may start: not indented as code."""
+    if state.sCount[start] - state.blkIndent >= 4:
+        return "", None
+    line = state.src[state.bMarks[start] + state.tShift[start]:state.eMarks[start]]
+    return line, pattern.match(line)
+
+
 def _line_rule(name: str, pattern: re.Pattern, body: str = "", mdx_only: bool = False):
     """A block rule for a marker line: token `name`, the match's groups in `meta`. `body`:
     "indented" takes the lines indented below it too (mkdocstrings' options), "paragraph" the
     lines up to the next blank one (an MDX statement); `mdx_only`: at the top level of MDX."""
 
     def rule(state, start: int, end: int, silent: bool) -> bool:
-        if state.sCount[start] - state.blkIndent >= 4 or mdx_only and (state.blkIndent or not state.env.get("mdx")):
+        if mdx_only and (state.blkIndent or not state.env.get("mdx")):
             return False
-        line = state.src[state.bMarks[start] + state.tShift[start]:state.eMarks[start]]
-        m = pattern.match(line)
-        if not m:
-            return False
-        if silent:
-            return True
+        line, m = _marker(state, start, pattern)
+        if not m or silent:
+            return bool(m)
         nxt = start + 1
         while nxt < end and (body == "indented" and (state.isEmpty(nxt) or state.sCount[nxt] > state.blkIndent)
                              or body == "paragraph" and not state.isEmpty(nxt)):
@@ -95,14 +100,9 @@ def _line_rule(name: str, pattern: re.Pattern, body: str = "", mdx_only: bool = 
 
 def _tabbed_rule(state, start: int, end: int, silent: bool) -> bool:
     """pymdownx.tabbed: `=== "Label"` then content indented by four spaces."""
-    if state.sCount[start] - state.blkIndent >= 4:
-        return False
-    line = state.src[state.bMarks[start] + state.tShift[start]:state.eMarks[start]]
-    m = _TABBED.match(line)
-    if not m:
-        return False
-    if silent:
-        return True
+    _, m = _marker(state, start, _TABBED)
+    if not m or silent:
+        return bool(m)
     old_parent, old_max, old_indent = state.parentType, state.lineMax, state.blkIndent
     state.blkIndent += 4
     nxt, was_empty = start, False
