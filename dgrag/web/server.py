@@ -61,6 +61,8 @@ def serve(built: App, host: str | None = None, port: int | None = None, build_de
                   file=sys.stderr)
             svc.retriever  # noqa: B018 - load the embedder and compile the kernels now, not at the first question
     service.retriever  # noqa: B018
+    for _name, svc in built.indexes or [("", service)]:
+        svc.log.start()  # the question log's retention period: pruned now, then daily
     print(f"serving on http://{host}:{port}/", file=sys.stderr, flush=True)
     # on SIGTERM, requests in flight get shutdown_timeout_s, then the server exits
     run_server(built.app, host, port, settings)

@@ -20,6 +20,7 @@ from ..config import PROJECT_ROOT, RetrievalConfig, Settings
 from ..core import chat_to_api
 from ..errors import AccessDenied, Cancelled, ConfigError, DgragError, IndexFileError, IndexNotReady
 from ..workflows import Job, JobCancelled, Progressive, Writer  # noqa: F401 - Job, JobCancelled: re-exported
+from .asklog import QuestionLog, new_answer_id
 
 BUNDLED_CORPUS = PROJECT_ROOT / "data" / "arkui-x-docs"  # shipped with the repo: CC BY 4.0, see its LICENSE
 SHARED_CORPUS = PROJECT_ROOT.parent / "shared" / "corpus" / "arkui-x-docs"
@@ -53,6 +54,7 @@ class Service:
         self._init_lock = threading.Lock()
         self._described: tuple[tuple, dict] | None = None  # (the file's state, its description)
         self.shipped_note = ""  # what became of a shipped prebuilt index at the first start, if any
+        self.log = QuestionLog(settings)  # every answer given, and the feedback on it
 
     @property
     def job(self) -> Job | None:
@@ -178,6 +180,7 @@ class Service:
                "rerank_backend": s.rerank_backend, "llm_configured": s.llm_configured,
                "job": None if self.job is None else {"name": self.job.name, "done": self.job.done},
                "build": None if self.build is None else self.build.status().as_dict(),
+               "question_log": self.log.describe(),
                "limits": {"max_query_chars": s.max_query_chars, "max_query_tokens": s.max_query_tokens,
                           "max_body_bytes": s.max_body_bytes, "request_timeout_s": s.request_timeout_s}}
         if out["index_exists"]:
@@ -240,27 +243,51 @@ class Service:
 
     def chat_events(self, query: str, history: list[dict] | None = None, use_rag: bool = True,
                     use_llm: bool = True, config: dict | RetrievalConfig | None = None,
-                    cancel: threading.Event | None = None) -> Iterator[dict]:
-        """The answer's events (dgrag.answer); `cancel` set: it stops at its next step."""
+                    cancel: threading.Event | None = None, channel: str = "rest",
+                    answer_id: str | None = None) -> Iterator[dict]:
+        """The answer's events (dgrag.answer); `cancel` set: it stops at its next step. Every
+        answer given is logged here, once, whatever the channel ('chat', 'widget', 'rest', 'v1',
+        'mcp'): its `done` event carries its `answer_id` (also in `meta`), which feedback names."""
         query, config = self.check_request(query, config)
         self.ready()
-        yield from self.answerer(use_llm).chat(query, history or [], config, use_rag=use_rag, cancel=cancel)
+        answer_id = answer_id or new_answer_id()
+        asked_at = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
+        results = []
+        for ev in self.answerer(use_llm).chat(query, history or [], config, use_rag=use_rag, cancel=cancel):
+            if ev["type"] == "retrieval":
+                results.append(ev["result"])
+            elif ev["type"] == "done":
+                meta = {**ev.get("meta", {}), "answer_id": answer_id}
+                self.log.record(answer_id, **_logged(query, results, ev["answer"], meta, channel, asked_at),
+                                index_state=self.index_state())
+                ev = {**ev, "answer_id": answer_id, "meta": meta}
+            yield ev
+
+    def index_state(self) -> str:
+        """What the index held when it answered, as the log keeps it (JSON): its nodes and the
+        snapshot's generation (a reload after a write moves it on)."""
+        import json
+
+        loaded = self.handle.loaded
+        return json.dumps({"nodes": int(loaded.n_nodes) if loaded is not None else None,
+                           "generation": self.handle.generation})
 
     def chat(self, query: str, use_rag: bool = True, use_llm: bool = True, config: dict | None = None,
-             history: list[dict] | None = None, cancel: threading.Event | None = None) -> dict:
+             history: list[dict] | None = None, cancel: threading.Event | None = None,
+             channel: str = "rest") -> dict:
         """The seed's /chat response, plus `meta` (the agent's rounds, citations, tokens, images);
         `cancel` set: Cancelled at the answer's next step."""
         t0 = time.perf_counter()
         query, config = self.check_request(query, config)  # the response echoes the query as answered
         results, answer, meta = [], "", {}
-        for ev in self.chat_events(query, history, use_rag, use_llm, config, cancel=cancel):
+        for ev in self.chat_events(query, history, use_rag, use_llm, config, cancel=cancel, channel=channel):
             if ev["type"] == "retrieval":
                 results.append(ev["result"])
             elif ev["type"] == "done":
                 answer, meta = ev["answer"], ev.get("meta", {})
         Cancelled.check(cancel)  # an answer cut short is no answer
         return {**chat_to_api(query, results, answer, time.perf_counter() - t0), "meta": meta,
-                "components": meta.get("components", [])}
+                "answer_id": meta.get("answer_id"), "components": meta.get("components", [])}
 
     # ---- writing ------------------------------------------------------------------------
     def run_job(self, name: str, work: Callable[[Job], dict], secret: str | None = None) -> Job:
@@ -345,6 +372,18 @@ class Service:
                 extra.unlink(missing_ok=True)
             self.handle.reload()
         return stats
+
+
+def _logged(query: str, results: list, answer: str, meta: dict, channel: str, asked_at: str) -> dict:
+    """One answer as the log keeps it: the retrieved section ids best first (the question's own
+    search first, then the agent's further ones), the confidence of the question's search, and
+    `unanswered` where the docs did not seem to cover it or nothing was found."""
+    from ..core import language_of
+
+    sections = list(dict.fromkeys(ref.id for res in results for ref in res.chunks))
+    return {"channel": channel, "question": query, "language": language_of(query), "sections": sections,
+            "confidence": meta.get("confidence"), "asked_at": asked_at, "answer_text": answer,
+            "unanswered": meta.get("answerable") is False or not sections}
 
 
 def _same(a: str, b: str) -> bool:
