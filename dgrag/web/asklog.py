@@ -62,7 +62,7 @@ class QuestionLog:
         self._lock = threading.Lock()
         self._queue: queue.Queue = queue.Queue()
         self._thread: threading.Thread | None = None
-        self._pruned_at = 0.0
+        self._pruned_at: float | None = None  # time.monotonic() of the last pruning
         self.dropped = 0
 
     # ---- what callers use ----------------------------------------------------------------------
@@ -135,11 +135,15 @@ class QuestionLog:
         writer = _Writer(self.path, create=self.where != "the index file")
         try:
             while True:
-                if time.monotonic() - self._pruned_at >= DAY_S and self.path.exists():
+                due = self._pruned_at is None or time.monotonic() - self._pruned_at >= DAY_S
+                if due and self.path.exists():
                     self._prune(writer)
                 try:
                     kind, answer_id, payload, future = self._queue.get(timeout=3600)
                 except queue.Empty:
+                    continue
+                if kind == "prune":  # start(): now, whenever the last was
+                    self._prune(writer)
                     continue
                 try:
                     result = writer.do(kind, answer_id, payload)

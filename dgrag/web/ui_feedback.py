@@ -1,7 +1,6 @@
 """The chat's feedback: thumbs up or down on each answer (the Chatbot's like buttons), and a
 comment on the last answer; both stored through feedback.give, as POST /feedback stores them."""
-from __future__ import annotations
-
+# no `from __future__ import annotations`: Gradio reads on_like's gr.LikeData hint as a class
 from ..errors import DgragError
 from .feedback import MAX_COMMENT, give
 from .indexes import Indexes
@@ -34,6 +33,8 @@ def feedback_controls(gr, chatbot, indexes: Indexes):
         answer_id = (answers or {}).get(str(index))
         if not answer_id:
             raise gr.Error("This answer has no id to rate (it was stopped before its end).")
+        if data.liked is None:  # a thumb clicked again: Gradio unselects it; the verdict given stays stored
+            return gr.skip()
         rating, text = (1, "") if data.liked is True else (-1, "") if data.liked is False else (0, str(data.liked))
         _store(gr, indexes, answer_id, rating, text)
         return THANKS
