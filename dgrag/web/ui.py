@@ -203,7 +203,8 @@ def _responder(chooser: Chooser):
                     extra = components_md(ev["meta"]["components"], language_of(message))
                 history[-1]["content"] = (searches_md(rounds) + answer
                                           + ("\n\n" + extra if extra and ev["type"] == "done" else ""))
-                yield history, "\n\n".join(references_md(r) for r in found), "", gr.skip(), gr.skip()
+                yield (history, "\n\n".join(references_md(r) for r in found), "", gr.skip(),
+                       answer_ids if ev["type"] == "done" else gr.skip())  # the thumbs work once the answer is whole
         except Exception as exc:  # noqa: BLE001
             raise _err(exc) from None
         finally:  # Stop closes this generator: the answer stops too (a no-op once it ended)

@@ -32,7 +32,7 @@ def feedback_controls(gr, chatbot, indexes: Indexes):
         index = data.index[0] if isinstance(data.index, (list, tuple)) else data.index
         answer_id = (answers or {}).get(str(index))
         if not answer_id:
-            raise gr.Error("This answer has no id to rate (it was stopped before its end).")
+            raise gr.Error("This answer cannot be rated yet (it is still being written, or was stopped).")
         if data.liked is None:  # a thumb clicked again: Gradio unselects it; the verdict given stays stored
             return gr.skip()
         rating, text = (1, "") if data.liked is True else (-1, "") if data.liked is False else (0, str(data.liked))

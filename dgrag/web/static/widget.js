@@ -14,11 +14,11 @@
   var T = {
     en: {ask: "Ask AI", title: "Ask the docs", ph: "Ask a question about the docs", send: "Send", close: "Close",
       wait: "Searching the docs…", up: "Helpful", down: "Not helpful", more: "What was wrong or missing? (optional)",
-      thanks: "Thanks for your feedback!", err: "Sorry, no answer: ", src: "Sources",
+      thanks: "Thanks for your feedback!", fb: "Send the comment", err: "Sorry, no answer: ", src: "Sources",
       note: "Answers are written from the docs and can be wrong; check the linked pages."},
     zh: {ask: "问 AI", title: "向文档提问", ph: "输入关于文档的问题", send: "发送", close: "关闭",
       wait: "正在检索文档…", up: "有帮助", down: "没帮助", more: "哪里不对或缺了什么？（可选）",
-      thanks: "谢谢反馈！", err: "抱歉，没有得到回答：", src: "来源",
+      thanks: "谢谢反馈！", fb: "发送评论", err: "抱歉，没有得到回答：", src: "来源",
       note: "答案根据文档生成，可能有误，请查看链接的页面。"}
   }[lang];
   var history = [];
@@ -74,8 +74,10 @@
   }
   btn.addEventListener("click", function () { panel.hidden ? open() : close(); });
   $(".x").addEventListener("click", close);
+  document.addEventListener("keydown", function (e) {  // Esc closes wherever the focus is
+    if (e.key === "Escape" && !panel.hidden) { e.preventDefault(); close(); }
+  });
   panel.addEventListener("keydown", function (e) {
-    if (e.key === "Escape") { e.preventDefault(); close(); return; }
     if (e.key !== "Tab") return;
     var items = Array.prototype.filter.call(panel.querySelectorAll("a[href],button,textarea"),
       function (el) { return !el.disabled && el.offsetParent !== null; });
@@ -226,8 +228,9 @@
     area.setAttribute("aria-label", T.more);
     area.maxLength = 2000;
     go.type = "button";
+    go.setAttribute("aria-label", T.fb);
     go.addEventListener("click", function () {
-      if (area.value.trim()) { send(id, 0, area.value.trim(), said); row.remove(); }
+      if (area.value.trim()) { send(id, 0, area.value.trim(), said); row.remove(); box.focus(); }
     });
     row.appendChild(area);
     row.appendChild(go);
