@@ -360,7 +360,7 @@ class Settings:
     # requests one client has open at once (a half-sent body is one), counted by the rate limit's
     # client key (behind a proxy, the forwarded address); another is a 429 at once; 0 = no bound
     max_connections_per_client: int = 32
-    ## Question log, feedback and the widget (dgrag/web/asklog.py, dgrag/web/widget.py)
+    ## Question log, feedback and the widget
     # record every answer given (chat, widget, REST, /v1, MCP): the question, its language, the
     # retrieved section ids, the confidence, whether the docs seemed to cover it, the answer; the
     # gap report reads it. Off: feedback still stores the answer it names (held in memory, bounded)

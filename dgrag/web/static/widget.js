@@ -21,6 +21,10 @@
       thanks: "谢谢反馈！", fb: "发送评论", err: "抱歉，没有得到回答：", src: "来源",
       note: "答案根据文档生成，可能有误，请查看链接的页面。"}
   }[lang];
+  // a thumb drawn inline: no emoji font needed
+  var THUMB = '<svg width=16 height=16 viewBox="0 0 24 24" aria-hidden=true fill=currentColor><path d="M2 21h4V9H2v12z' +
+    'm20-11a2 2 0 0 0-2-2h-6.3l1-4.6v-.3c0-.4-.2-.8-.4-1.1L13.2 1 6.6 7.6C6.2 8 6 8.5 6 9v10a2 2 0 0 0 2 2h9c.8 0 1.5-.5' +
+    ' 1.8-1.2l3-7.1c.1-.2.2-.5.2-.7v-2z"/></svg>';
   var history = [];
   var busy = false;
 
@@ -28,7 +32,7 @@
   wrap.setAttribute("data-dgrag-widget", "");
   var root = wrap.attachShadow({mode: "open"});
   root.innerHTML = "<style>" +
-    ":host{all:initial}*{box-sizing:border-box;font:14px/1.5 system-ui,sans-serif}" +
+    ":host{all:initial}*{box-sizing:border-box}.b,.p{font:14px/1.5 system-ui,sans-serif}button,textarea{font:inherit}" +
     ".b{position:fixed;right:20px;bottom:20px;z-index:2147483000;border:0;border-radius:22px;padding:10px 18px;" +
     "background:#3451b2;color:#fff;cursor:pointer;box-shadow:0 2px 8px #0004}" +
     ".b:focus-visible,button:focus-visible,a:focus-visible,textarea:focus-visible{outline:3px solid #f59e0b;outline-offset:2px}" +
@@ -36,7 +40,7 @@
     "height:min(600px,calc(100vh - 100px));display:flex;flex-direction:column;background:#fff;color:#1f2328;" +
     "border:1px solid #d0d7de;border-radius:10px;box-shadow:0 8px 30px #0003}.p[hidden]{display:none}" +
     ".h{display:flex;align-items:center;justify-content:space-between;padding:8px 12px;border-bottom:1px solid #d0d7de}" +
-    ".h h2{margin:0;font-weight:600}.x{border:0;background:none;font-size:20px;cursor:pointer;padding:0 6px}" +
+    ".h h2{margin:0;font-size:15px;font-weight:600}.x{border:0;background:none;font-size:20px;cursor:pointer;padding:0 6px}" +
     ".l{flex:1;overflow:auto;padding:10px 12px}.q{margin:8px 0;font-weight:600}.a{margin:4px 0 14px}" +
     ".a pre{background:#f6f8fa;padding:8px;overflow:auto;border-radius:6px}.a code{font-family:ui-monospace,monospace;font-size:13px}" +
     ".a a{color:#3451b2}.a ul{margin:4px 0;padding-left:20px}.e{color:#b42318}.n{color:#57606a;font-size:12px;padding:0 12px}" +
@@ -205,7 +209,9 @@
     a.appendChild(ul);
   }
   function thumbs(a, id) {
-    var bar = el("div", "f"), up = el("button", "", "👍"), down = el("button", "", "👎"), said = el("span");
+    var bar = el("div", "f"), up = el("button"), down = el("button"), said = el("span");
+    up.innerHTML = THUMB;
+    down.innerHTML = THUMB.replace("<svg", "<svg style='transform:rotate(180deg)'");
     [[up, T.up, 1], [down, T.down, -1]].forEach(function (t) {
       t[0].type = "button";
       t[0].setAttribute("aria-label", t[1]);
