@@ -89,7 +89,8 @@ def test_logging_off_keeps_no_question_but_feedback_stores_the_answer_it_names(t
         ids = [_post(app.url, "/chat", {"query": q, "use_llm": False}).json()["answer_id"]
                for q in (QUESTION, "What does ace check do?")]
         assert _logged(app.service) == {}
-        assert _post(app.url, "/feedback", {"answer_id": ids[1], "rating": -1, "comment": "outdated"}).status_code == 200
+        r = _post(app.url, "/feedback", {"answer_id": ids[1], "rating": -1, "comment": "outdated"})
+        assert r.status_code == 200
         rows = _logged(app.service)
         assert list(rows) == [ids[1]] and rows[ids[1]]["question"] == "What does ace check do?"
         assert rows[ids[1]]["rating"] == -1 and rows[ids[1]]["sections"]

@@ -51,8 +51,8 @@ def site(tmp_path_factory, embedder):
     shutil.copytree(FIXTURE_DOCS, root / "site" / "docs")
     origin, site_server = serve_folder(root / "site")
     other, other_server = serve_folder(root / "site")
-    settings = Settings(db_path=root / "site.db", docs_root=root / "site" / "docs", url_template=origin + "/docs/{path}",
-                        widget_origins=origin)
+    settings = Settings(db_path=root / "site.db", docs_root=root / "site" / "docs",
+                        url_template=origin + "/docs/{path}", widget_origins=origin)
     with Store(settings.db_path) as st:
         index_folder(settings, st, embedder)
     app, _ = start_served(settings)

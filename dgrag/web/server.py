@@ -64,8 +64,8 @@ def serve(built: App, host: str | None = None, port: int | None = None, build_de
     for name, svc in built.indexes or [("", service)]:
         svc.log.start()  # the question log's retention period: pruned now, then daily
         log = svc.log.describe()
-        print(f"index {name}: questions {'logged to ' + str(log['file']) if log['log_questions'] and log['file'] else 'not logged'}"
-              f" ({log['where']}; feedback stored there)", file=sys.stderr)
+        where = f"logged to {log['file']}" if log["log_questions"] and log["file"] else "not logged"
+        print(f"index {name}: questions {where} ({log['where']}; feedback stored there)", file=sys.stderr)
     print(f"serving on http://{host}:{port}/", file=sys.stderr, flush=True)
     # on SIGTERM, requests in flight get shutdown_timeout_s, then the server exits
     run_server(built.app, host, port, settings)

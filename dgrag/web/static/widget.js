@@ -188,7 +188,7 @@
     }).then(function () {
       if (!done) throw new Error("the answer ended early");
       if (!a.querySelector("a[href]")) sources(a, done);
-      history.push({role: "user", content: q}, {role: "assistant", content: text});
+      history.push({role: "user", content: q}, {role: "assistant", content: text.slice(0, 2000)});  // under the body limit
       if (done.answer_id) thumbs(a, done.answer_id);
     }).catch(function (err) {
       a.textContent = T.err + (err && err.message || err);
