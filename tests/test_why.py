@@ -1,0 +1,159 @@
+""""Why this result": each chunk the diffusion ranks carries the features that ranked it, whose
+contributions (weight x value) sum to the very score it was ranked by; the results come in rank
+order; the inspector's "why" lines show that score and those contributions, largest first.
+On a small real index (hash embedder, offline facts), through the retriever and through a live
+REST server."""
+from __future__ import annotations
+
+import json
+import urllib.request
+
+import numpy as np
+import pytest
+
+from dgrag.config import RetrievalConfig, Settings
+from dgrag.retrieve import ranking
+from dgrag.retrieve.retriever import Retriever
+from dgrag.store import Store
+
+PAGES = {
+    "guide.md": "# Navigation guide\n\n## Opening a page\n\nCall the page router to open the second page, "
+                "see the [router reference](router.md) and pushUrl.\n\n## Themes\n\nColours and fonts of the app.\n",
+    "router.md": "# Router reference\n\n## pushUrl\n\nOpens a page by its URL with parameters.\n\n"
+                 "## Limits\n\nAt most 32 pages on the stack.\n",
+    "motion.md": "# Motion guide\n\n## Moving a card\n\nTo move a card smoothly, wrap the change in animateTo.\n",
+    "curves.md": "# Curves reference\n\n## animateTo\n\nRuns the closure's state changes over a duration.\n\n"
+                 "## Spring\n\nA physical curve with stiffness and damping.\n",
+}
+QUESTIONS = ("how do I open a page with parameters", "how do I move a card smoothly", "pushUrl stack limit")
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory, hash_embedder):
+    from dgrag.ingest.pipeline import index_folder
+    from dgrag.workflows import enrich_index
+
+    root = tmp_path_factory.mktemp("why")
+    (root / "docs").mkdir()
+    for name, text in PAGES.items():
+        (root / "docs" / name).write_text(text, encoding="utf-8")
+    s = Settings(db_path=root / "index.db", docs_root=root / "docs", embedder="hash")
+    with Store(s.db_path) as st:
+        index_folder(s, st, hash_embedder)
+        enrich_index(s, st, llm=None)
+    return Retriever(Settings(db_path=s.db_path), embedder=hash_embedder)
+
+
+def _in_registry_order(why: dict) -> np.ndarray:
+    """The contributions as one row in the registry's order (0 where a feature is not listed)."""
+    row = np.zeros(len(ranking.FEATURES))
+    for c in why["contributions"]:
+        row[ranking.COLUMN[c["feature"]]] = c["contribution"]
+    return row
+
+
+def _check_whys(res: dict) -> None:
+    chunks = res["chunks"]
+    assert chunks and all("why" in c for c in chunks)
+    weights = RetrievalConfig().merged(None)
+    for c in chunks:
+        why = c["why"]
+        assert _in_registry_order(why).sum() == why["score"]  # exactly: the score is their sum
+        assert c["score"] == round(why["score"], 5)  # the score shown is the one that ranked
+        sizes = [abs(x["contribution"]) for x in why["contributions"]]
+        assert sizes == sorted(sizes, reverse=True) and all(sizes)  # largest first, none that is 0
+        for x in why["contributions"]:
+            assert x["weight"] == getattr(weights, f"rank_w_{x['feature']}")
+            assert x["contribution"] == x["weight"] * x["value"]
+    # rank order: by score, except a place PPR's walk was given (`rank_ppr_every`) and a first
+    # place the bridge's next hop would have taken (the best without `bridge`)
+    by_score = [c["why"]["score"] for c in chunks if c["why"]["placed_by"] == "score"]
+    assert by_score == sorted(by_score, reverse=True)
+    assert {c["why"]["placed_by"] for c in chunks[1:]} <= {"score", "ppr"}
+    if chunks[0]["why"]["placed_by"] == "first_without_bridge":
+        def unbridged(c):
+            return c["why"]["score"] - _in_registry_order(c["why"])[ranking.COLUMN["bridge"]]
+        assert all(unbridged(chunks[0]) >= unbridged(c) for c in chunks)
+        assert chunks[0]["why"]["score"] < max(by_score)
+
+
+def test_contributions_sum_to_the_score_that_ranked(small):
+    for q in QUESTIONS:
+        res = small.retrieve(q, {"verbose": True})
+        _check_whys(res)
+        assert res["chunks"][0]["why"]["placed_by"] != "ppr"  # the head is never PPR's
+
+
+def test_a_place_given_to_the_walk_says_so(small):
+    # PPR trusted on every question (full trust from any agreement): it gets every 2nd place
+    seen = set()
+    for q in QUESTIONS:
+        res = small.retrieve(q, {"verbose": True, "spread_trust_full": 0.0, "rank_ppr_every": 2,
+                                 "rank_ppr_head": 1, "final_chunk_k": 30})
+        _check_whys(res)
+        placed = [c["why"]["placed_by"] for c in res["chunks"]]
+        seen.update(placed)
+        ppr_places = [i for i, p in enumerate(placed) if p == "ppr"]
+        assert all(i >= 1 for i in ppr_places)  # never in the head
+        for i in ppr_places:  # it stands above a result its score alone would rank above it
+            below = [c["why"]["score"] for c in res["chunks"][i + 1:] if c["why"]["placed_by"] == "score"]
+            assert below and max(below) > res["chunks"][i]["why"]["score"]
+    assert {"score", "ppr"} <= seen
+
+
+def test_a_why_only_when_asked_and_only_for_the_ranked_method(small):
+    q = QUESTIONS[0]
+    assert all("why" not in c for c in small.retrieve(q)["chunks"])
+    for method in ("dense", "ppr"):
+        assert all("why" not in c for c in small.retrieve(q, {"method": method, "verbose": True})["chunks"])
+
+
+def test_every_feature_is_named_described_and_has_a_weight():
+    cfg = RetrievalConfig()
+    assert [f.name for f in ranking.REGISTRY] == list(ranking.FEATURES)
+    assert len(set(ranking.FEATURES)) == len(ranking.FEATURES)
+    for f in ranking.REGISTRY:
+        assert f.measures and f.computed
+        assert isinstance(getattr(cfg, f"rank_w_{f.name}"), float)
+    F = np.arange(2 * len(ranking.FEATURES), dtype=float).reshape(2, -1)
+    w = ranking.weights_of(cfg)
+    assert ranking.scores(F, w).tolist() == ranking.contributions(F, w).sum(axis=1).tolist()
+    assert [r["feature"] for r in ranking.explained(F, w, 1)][0] == max(
+        ((f, abs(F[1, j] * w[j])) for j, f in enumerate(ranking.FEATURES)), key=lambda t: t[1])[0]
+
+
+def test_the_inspector_lines_show_the_rank_score_and_its_contributions(small):
+    from dgrag.web import graph_picture as gp
+
+    res = small.retrieve(QUESTIONS[0], {"verbose": True})
+    _, text = gp.explain(small.handle.path, res)
+    first = res["chunks"][0]
+    lines = text.splitlines()
+    assert lines[0].startswith(f"- **#1** `{first['id']}`") and f"rank score **{first['score']:.3f}**" in lines[0]
+    top = first["why"]["contributions"][0]
+    assert lines[1].strip().startswith(f"- {top['feature']} {top['contribution']:+.3f}")
+    shown = [float(x.split("rank score **")[1].split("**")[0]) for x in lines if "rank score **" in x]
+    assert shown == [round(c["score"], 3) for c in res["chunks"]]  # in rank order, the ranking's scores
+
+
+def test_rest_retrieve_gives_the_why_in_rank_order_and_a_note_for_ppr(tmp_path, fixture_index):
+    import sys
+
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
+    from app_server import app_settings, start_app
+
+    live = start_app(app_settings(tmp_path, fixture_index))
+    try:
+        def post(body):
+            req = urllib.request.Request(live.url + "/retrieve", json.dumps(body).encode(),
+                                         {"Content-Type": "application/json"})
+            with urllib.request.urlopen(req, timeout=60) as r:
+                return json.loads(r.read())
+
+        res = post({"query": "touch event TouchType Down", "retrieval_config": {"verbose": True}})
+        _check_whys(res)
+        assert "note" not in res
+        ppr = post({"query": "touch event TouchType Down", "retrieval_config": {"method": "ppr"}})
+        assert ppr["method"] == "ppr" and "experimental comparison" in ppr["note"] and ppr["chunks"]
+    finally:
+        live.stop()
