@@ -109,7 +109,13 @@ def test_a_why_only_when_asked_and_only_for_the_ranked_method(small):
 
 
 def test_every_feature_is_named_described_and_has_a_weight():
+    from dgrag.config import FITTED
+
     cfg = RetrievalConfig()
+    data = json.loads((__import__("pathlib").Path(ranking.__file__).parent.parent / "rank_weights.json").read_text())
+    assert list(data["weights"]) == list(ranking.FEATURES) and FITTED == data["weights"]
+    assert {"date", "commit", "procedure", "questions"} <= set(data["provenance"])
+    assert set(data["provenance"]["at_zero"]) == {f for f, v in FITTED.items() if v == 0}  # each one a reason
     assert [f.name for f in ranking.REGISTRY] == list(ranking.FEATURES)
     assert len(set(ranking.FEATURES)) == len(ranking.FEATURES)
     for f in ranking.REGISTRY:
