@@ -163,3 +163,15 @@ def test_rest_retrieve_gives_the_why_in_rank_order_and_a_note_for_ppr(tmp_path, 
         assert ppr["method"] == "ppr" and "experimental comparison" in ppr["note"] and ppr["chunks"]
     finally:
         live.stop()
+
+
+def test_ppr_is_offered_as_an_experimental_comparison_not_beside_the_default():
+    from dgrag.web.ui import METHOD_INFO, METHODS, _column_md
+
+    assert METHODS[0][1] == "diffusion" and METHODS[-1][1] == "ppr"
+    assert "experimental comparison" in METHODS[-1][0]
+    assert all("experimental" not in label for label, m in METHODS if m != "ppr")
+    assert "experimental comparison" in METHOD_INFO and "below dense" in METHOD_INFO
+    empty = {"timing": {}, "chunks": [], "codes": [], "tables": [], "images": [], "query": "q"}
+    assert _column_md("ppr", empty).startswith("### ppr (experimental comparison)")
+    assert _column_md("dense", empty).startswith("### dense\n")
