@@ -158,9 +158,15 @@ def test_rest_retrieve_gives_the_why_in_rank_order_and_a_note_for_ppr(tmp_path, 
 
         res = post({"query": "touch event TouchType Down", "retrieval_config": {"verbose": True}})
         _check_whys(res)
-        assert "note" not in res
+        assert res.get("note") is None and all(c.get("why") is None for c in res["codes"] + res["images"])
+        plain = post({"query": "touch event TouchType Down"})
+        assert plain["chunks"] and all(c.get("why") is None for c in plain["chunks"])  # only when verbose
         ppr = post({"query": "touch event TouchType Down", "retrieval_config": {"method": "ppr"}})
         assert ppr["method"] == "ppr" and "experimental comparison" in ppr["note"] and ppr["chunks"]
+        with urllib.request.urlopen(live.url + "/openapi.json", timeout=30) as r:
+            schemas = json.loads(r.read())["components"]["schemas"]
+        assert {"score", "placed_by", "contributions"} <= set(schemas["Why"]["properties"])
+        assert "why" in schemas["Item"]["properties"] and "note" in schemas["RetrieveResponse"]["properties"]
     finally:
         live.stop()
 
