@@ -131,7 +131,9 @@ class RetrievalConfig:
     # ranked (0: never)
     rank_ppr_every: int = 3
     rank_ppr_head: int = 2  # the first places, always the weighted ranking's
-    rank_ppr_trust: float = 0.5  # PPR's trust (`spread_trust_*`) from which it gets places
+    # PPR's trust (`spread_trust_*`) from which it gets places: with the default floor 0.34 and
+    # full 0.66, one rule: at least half of the walk's best pages are among dense's best
+    rank_ppr_trust: float = 0.5
     rank_bridge_k: int = 3  # the best base passages whose mentions count as `bridge` evidence
     # false: the ranking without the graph's own evidence (walk, ppr, evidence, link and bridge
     # weights, PPR's places and the question's bridge all off; the rest unchanged): the

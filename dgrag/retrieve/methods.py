@@ -21,6 +21,10 @@ from .stages import on_cosine_scale
 COLLECT = ("chunk", "code", "table", "image")
 # `ppr` stays for comparison with HippoRAG 2, not as a choice beside the default: on the doc
 # sites its fallback to dense does not catch it (docs/benchmarks.md, "ppr on documentation")
+# a matched fact's credit: all of it to the chunk it was read from, this share to each of its
+# two entities (and from them, shared, to every chunk that mentions them)
+ENTITY_SHARE = 0.5
+CITED_K = 30  # the first results of each kind whose walk path is kept (graph_path_rowids, the picture)
 PPR_NOTE = ("ppr (HippoRAG 2's walk) is an experimental comparison, not a method beside the default: on "
             "documentation it ranks below dense (docs/benchmarks.md, \"ppr on documentation\"); "
             "diffusion (the default) or dense answer better")
@@ -47,7 +51,7 @@ def fact_evidence(li: LoadedIndex, facts: Route, exact: list[int]) -> np.ndarray
         nodes.append(li.fact_chunk[facts.positions])
         weights.append(s)
         ents = np.concatenate([li.fact_head[facts.positions], li.fact_tail[facts.positions]])
-        _spread_from_entities(li, nodes, weights, ents, np.concatenate([s, s]) * 0.5)
+        _spread_from_entities(li, nodes, weights, ents, np.concatenate([s, s]) * ENTITY_SHARE)
     if exact:
         _spread_from_entities(li, nodes, weights, np.asarray(exact), np.ones(len(exact)))
     ev = np.zeros(li.n_nodes)
@@ -127,7 +131,7 @@ def run_diffusion(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact:
         ranked["chunk"], extra, why = _weighted_chunks(li, cfg, query, chunks, ranked["chunk"], graph, ev, dense, trust)
     elif graph and cfg.spread_graph_fusion * trust > 0:
         ranked["chunk"] = fuse_ranks(ranked["chunk"], graph, cfg.spread_fusion_k, cfg.spread_graph_fusion * trust)
-    cited = {n for kind in COLLECT for n, _ in ranked[kind][:30]}  # every item stage 4 may keep cites its path
+    cited = {n for kind in COLLECT for n, _ in ranked[kind][:CITED_K]}  # every item stage 4 may keep cites its path
     paths = {n: path_to(res, n) for n in sorted(cited)}
     trace = {"expansions": res.expansions, "stop_reason": res.stop_reason, "graph_trust": round(trust, 4)}
     if cfg.verbose:  # the inspector's picture; ~800 lookups a question otherwise thrown away
