@@ -59,8 +59,10 @@ REGISTRY = (
     Feature("ppr", "the fact-seeded PPR walk (HippoRAG 2's graph signal) reached it",
             "the PPR score, over its best; 0 without seeds"),
     Feature("evidence", "facts and entities the question names point at it",
-            "each matched fact's and named entity's credit shared by its passages (1 / passage degree), "
-            "so hubs (`ArkUI-X`, `build()`) count for little; over the best"),
+            "a matched fact's credit (its rerank score, min-max) to the chunk it was read from and a share "
+            "through each of its entities, and each entity the question names, an entity's credit divided "
+            "among the passages that mention it, so hubs (`ArkUI-X`, `build()`) count for little; over "
+            "the best (methods.fact_evidence)"),
     Feature("link", "a jump link joins its page to a top passage's (a guide and the API it calls)",
             "the best base score among the `rank_link_k` best passages whose page links to or from its page, "
             "over log2(1 + the pages that page is joined to), so an overview linking every guide gains little"),
@@ -72,7 +74,7 @@ REGISTRY = (
             "heading (with the question's words, `rank_bridge_question`), times the title's specificity, "
             "shared by n ** BRIDGE_SHARE of the n titles that passage names; never the first place (`order`)"),
     Feature("language", "the section is in the question's language (a bilingual corpus holds each page twice)",
-            "1 where `core.language_of` of the section is the question's, else 0"),
+            "1 where the section's language is the question's (`core.language_of`), else 0"),
 )
 FEATURES = tuple(f.name for f in REGISTRY)  # the columns, in order
 COLUMN = {name: i for i, name in enumerate(FEATURES)}
