@@ -181,3 +181,26 @@ def test_ppr_is_offered_as_an_experimental_comparison_not_beside_the_default():
     empty = {"timing": {}, "chunks": [], "codes": [], "tables": [], "images": [], "query": "q"}
     assert _column_md("ppr", empty).startswith("### ppr (experimental comparison)")
     assert _column_md("dense", empty).startswith("### dense\n")
+
+
+def test_a_why_line_in_plain_words_on_a_hand_made_trace():
+    from dgrag.web import graph_picture as gp
+
+    nodes = {"4": {"type": "chunk", "id": "chunk-c", "breadcrumb": "Guide / Router / pushUrl", "meta": {}, "text": ""},
+             "5": {"type": "chunk", "id": "chunk-d", "breadcrumb": "Guide / Start", "meta": {}, "text": ""}}
+    trace = {"paths": {"4": ["5", "4"]}, "hops": [["5", "4", "jump", 0.4]], "score": {"4": 0.61},
+             "seed_why": {"5": {"via": "question", "similarity": 0.83}}}
+    item = {"id": "chunk-c", "why": {"score": 2.25, "placed_by": "ppr", "reranked_by": "llm", "contributions": [
+        {"feature": "page", "weight": 3.0, "value": 0.5, "contribution": 1.5},
+        {"feature": "base", "weight": 1.0, "value": 1.0, "contribution": 1.0},
+        {"feature": "link", "weight": 0.5, "value": -0.5, "contribution": -0.25}]}}
+    assert gp.ranked_lines(trace, nodes, {}, "4", "chunks", 3, item) == [
+        "- **#3** `chunk-c` chunk “Router / pushUrl” · rank score **2.250** · a place given to the PPR walk "
+        "(`rank_ppr_every`) · then reordered by the llm rerank",
+        "  - page +1.500 = 3 × 0.500 · base +1.000 = 1 × 1.000 · link -0.250 = 0.5 × -0.500",
+        "  - the walk: chunk “Guide / Start” matched the question directly, similarity 0.83 → chunk “Router / pushUrl” "
+        "(jump 0.40) · path cost 0.40"]
+    # a code block is ranked among its kind by the walk's score: its line is the walk's
+    assert gp.ranked_lines(trace, nodes, {}, "4", "codes", 1, {"id": "chunk-c"}) == [
+        "- **#1** `chunk-c`: chunk “Guide / Start” matched the question directly, similarity 0.83 → chunk "
+        "“Router / pushUrl” (jump 0.40) · path cost 0.40 · walk score 0.610"]
