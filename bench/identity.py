@@ -1,11 +1,11 @@
 """Retrieval identical before and after a refactor: record, then compare.
 
-    python -m bench.identity record --db COPY.db --out before.json [--migrate] [--config JSON] [--questions Q.jsonl]
+    python -m bench.identity record --db COPY.db --out before.json [--migrate] [--config JSON] [--questions Q]
     python -m bench.identity compare before.json after.json
 
 `record` runs `dgrag eval`'s evaluation (dense, ppr, diffusion; R@1/5/10) on the MuSiQue-100
-questions (or `--questions`, e.g. bench/arkui/questions.jsonl on the demo's index) and keeps, for every question and method, the ranked ids and scores of each result
-section and the stage-1/2 routes of the trace (rowids, cosine, rerank score). `--migrate` opens
+questions (or `--questions`, e.g. bench/arkui/questions.jsonl on the demo's index) and keeps,
+for every question and method, the ranked ids and scores of each result section and the stage-1/2 routes of the trace (rowids, cosine, rerank score). `--migrate` opens
 the file for writing first, so that the code under test applies its migrations to it (use a
 copy: the file is changed). `--config` gives retrieval parameters over the defaults, e.g. a
 behaviour added since the record that a parameter turns off. `compare` says where two records differ: ids (exact), scores (to

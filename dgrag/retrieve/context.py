@@ -14,7 +14,8 @@ MAX_CHUNK_CHARS = 2500
 
 
 def build_references(store: Store, li: LoadedIndex, finals: dict[str, list[tuple[int, float]]],
-                     paths: Mapping[int, list[int]], why: Mapping[int, Mapping] | None = None) -> dict[str, list[Reference]]:
+                     paths: Mapping[int, list[int]],
+                     why: Mapping[int, Mapping] | None = None) -> dict[str, list[Reference]]:
     """Per section, the final (graph index, score) pairs as references, in order, each with
     what ranked it where `why` (by graph index) has it; a node deleted by a writer since the
     snapshot was loaded is left out."""

@@ -157,10 +157,10 @@ def _known(sim: np.ndarray, cos: QueryCosines, nodes: np.ndarray) -> np.ndarray:
 
 def _weighted_chunks(li, cfg: RetrievalConfig, query: str, chunks: Route, walked, graph, ev, dense, trust: float):
     """The chunk ranking of `rank_mode: evidence` (ranking.py), its features for the trace and,
-    when verbose, what ranked each of its first chunks (`_why`). Where the fact-seeded PPR walk is corroborated by dense (`trust` at least
-    `rank_ppr_trust`), it also gets places in the tail (`ranking.interleave`): it finds the
-    later hops (R@10) that one linear score ranks too low, and the head stays the weighted
-    ranking's."""
+    when verbose, what ranked each of its first chunks (`_why`). Where the fact-seeded PPR walk
+    is corroborated by dense (`trust` at least `rank_ppr_trust`), it also gets places in the
+    tail (`ranking.interleave`): it finds the later hops (R@10) that one linear score ranks too
+    low, and the head stays the weighted ranking's."""
     if cfg.rank_w_lexical > 0 and query:  # a weight of 0 costs nothing: no index built, no candidates
         lex_rows, index = li.lexical()
         lexical = (lex_rows, index.scores(query))
