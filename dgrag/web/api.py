@@ -55,7 +55,7 @@ class ChatRequest(BaseModel):
                                             "is the answer)")
     retrieval_config: dict[str, Any] | None = _CONFIG
     history: list[Message] = Field(default_factory=list, description="earlier turns, oldest first (the last 12 "
-                                                                     "are used)")
+                                                                     "are kept; the model reads the last 6)")
 
 
 class Item(BaseModel):
