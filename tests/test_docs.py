@@ -561,3 +561,27 @@ def test_docs_benchmarks_is_the_current_figures_not_dated_rounds():
     for heading in re.findall(r"^## (.+)$", text, flags=re.M):  # each measurement says how to reproduce it
         section = text.split(f"## {heading}\n", 1)[1].split("\n## ", 1)[0]
         assert "Reproduce:" in section or "python -m" in section, heading
+
+
+# ---- the guide names every command and flag ---------------------------------------------------
+def undocumented_flags(guide: str) -> list[str]:
+    """`dgrag COMMAND --flag` pairs that the guide's "The command line" section does not name."""
+    import argparse
+
+    from dgrag.cli.parser import build_parser
+
+    section = guide.split("\n## The command line\n", 1)[-1].split("\n## ", 1)[0]
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    out = []
+    for name, parser in sub.choices.items():
+        if not re.search(rf"^- `{re.escape(name)}\b", section, flags=re.M):
+            out.append(name)
+        out += [f"{name} {flag}" for a in parser._actions for flag in a.option_strings
+                if flag.startswith("--") and flag != "--help" and not re.search(rf"`[^`]*{flag}\b", section)]
+    return out
+
+
+def test_the_guide_names_every_command_and_flag():
+    guide = (DOCS / "guide.md").read_text(encoding="utf-8")
+    assert undocumented_flags(guide) == []
+    assert "snapshot --float32" in undocumented_flags(guide.replace("--float32", "--f32"))
