@@ -585,3 +585,16 @@ def test_the_guide_names_every_command_and_flag():
     guide = (DOCS / "guide.md").read_text(encoding="utf-8")
     assert undocumented_flags(guide) == []
     assert "snapshot --float32" in undocumented_flags(guide.replace("--float32", "--f32"))
+
+
+def unknown_variables(text: str, known: set[str]) -> list[str]:
+    """`DGRAG_*` variables a page names that no setting and no code reads."""
+    return sorted({v for v in re.findall(r"DGRAG_[A-Z0-9_]*[A-Z0-9]\b", text) if v not in known})
+
+
+def test_every_variable_the_docs_name_is_read():
+    code = "\n".join(p.read_text(encoding="utf-8") for p in [*(ROOT / "dgrag").rglob("*.py"), ROOT / "app.py"])
+    known = set(re.findall(r"DGRAG_[A-Z0-9_]+", CONFIG_DOC.read_text(encoding="utf-8") + code))
+    for page in LINKED_PAGES:
+        assert unknown_variables(page.read_text(encoding="utf-8"), known) == [], page.name
+    assert unknown_variables("set `DGRAG_DB_PATH` or `DGRAG_INDEX_FILE`", known) == ["DGRAG_INDEX_FILE"]
