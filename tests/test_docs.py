@@ -1,6 +1,9 @@
 """The documentation says what the code does: docs/configuration.md is generated from config.py
-and lists every field; the README stays short, its links and pictures exist, and every command
-in its code blocks is run here (or, for the test suite itself, by CI)."""
+and lists every field; the README stays short, its first screen says what dgrag is and how to
+start, its links and pictures exist, and every command in its code blocks is run here (or, for
+the test suite itself, by CI); its figures are docs/benchmarks.md's; the architecture page lists
+every migration and only store/ runs SQL; a section that the code or the docs name exists; the
+guide names every command's flags and the docs only variables the code reads."""
 from __future__ import annotations
 
 import dataclasses
