@@ -27,8 +27,9 @@ from .service import Service
 _QUERY = Field(..., description="The question, in Chinese or English (at most max_query_chars characters and "
                                 "max_query_tokens tokens).", examples=["ACE Tools 怎么创建应用？"])
 _CONFIG = Field(None, description="Per-request overrides of the retrieval parameters, e.g. "
-                                  '{"final_chunk_k": 5, "method": "ppr"}: the names and ranges of docs/configuration.md\'s '
-                                  "retrieval parameters; an unknown name or a value out of range is a 422.",
+                                  '{"final_chunk_k": 5, "method": "ppr"}: the names and ranges of the retrieval '
+                                  "parameters in docs/configuration.md; an unknown name or a value out of range is "
+                                  "a 422.",
                 examples=[{"final_chunk_k": 5}])
 
 
