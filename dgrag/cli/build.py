@@ -145,7 +145,7 @@ def cmd_enrich(args) -> int:
 
 
 def cmd_import_passages(args) -> int:
-    from ..backends.embedders import embedder_for_store
+    from ..backends.embedder_choice import embedder_for_store
     from ..enrich.importers import import_passages
     from ..embed import embed_pending
     from ..store import Store
@@ -164,7 +164,7 @@ def cmd_import_passages(args) -> int:
 
 
 def cmd_import_openie(args) -> int:
-    from ..backends.embedders import embedder_for_store
+    from ..backends.embedder_choice import embedder_for_store
     from ..enrich import semantic_layer
     from ..enrich.importers import import_openie
 

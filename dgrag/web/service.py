@@ -15,7 +15,7 @@ import zipfile
 from pathlib import Path
 from typing import Callable, Iterator
 
-from ..backends.embedders import lower_priority
+from ..backends.embedder_cpu import lower_priority
 from ..config import PROJECT_ROOT, RetrievalConfig, Settings
 from ..core import chat_to_api
 from ..errors import AccessDenied, Cancelled, ConfigError, DgragError, IndexFileError, IndexNotReady
@@ -321,7 +321,7 @@ class Service:
 
     def open_index(self, uploaded: Path, secret: str | None = None) -> dict:
         """Validate a teammate's index file, then make it the served one (the old file is kept)."""
-        from ..backends.embedders import make_embedder, resolve_embedder
+        from ..backends.embedder_choice import make_embedder, resolve_embedder
         from ..store import Store
 
         self.check_admin(secret)
