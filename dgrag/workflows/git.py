@@ -59,6 +59,8 @@ def normalise_repo(repo: str) -> str:
     try:
         bare = git(["rev-parse", "--is-bare-repository"], cwd=path, timeout=30.0) == "true"
         top = Path(git(["rev-parse", "--absolute-git-dir" if bare else "--show-toplevel"], cwd=path, timeout=30.0))
+    except GitMissing:
+        raise
     except SyncError:
         raise NotARepository(f"{repo} is not a git repository (no .git in it or above it)") from None
     if top.resolve() != path.resolve() and path.resolve().is_relative_to(top.resolve()):
