@@ -110,6 +110,7 @@ def test_a_sync_after_an_edit_a_delete_and_a_rename_equals_a_fresh_index_and_ans
     service.handle.get()
     errors: list[str] = []
     answered = [0] * 40
+    times: list[float] = []  # when each answer came
     started, syncing = threading.Barrier(41), threading.Event()
     syncing.set()
 
@@ -119,6 +120,7 @@ def test_a_sync_after_an_edit_a_delete_and_a_rename_equals_a_fresh_index_and_ans
             try:
                 assert service.retrieve(QUESTIONS[i % len(QUESTIONS)])["chunks"]
                 answered[i] += 1
+                times.append(time.monotonic())
             except Exception as exc:  # noqa: BLE001 - any error counts
                 errors.append(repr(exc))
                 return
@@ -128,12 +130,15 @@ def test_a_sync_after_an_edit_a_delete_and_a_rename_equals_a_fresh_index_and_ans
         t.start()
     started.wait()
     job = threading.Thread(target=lambda: setattr(service, "_synced", service.sync(str(repo))))
+    t0 = time.monotonic()
     job.start()
     job.join()
+    t1 = time.monotonic()
     syncing.clear()
     for t in threads:
         t.join()
     assert service._synced.error == "" and errors == [] and min(answered) >= 1
+    assert sum(t0 < t < t1 for t in times) >= 40  # answered while the sync wrote the file
     report = service._synced.counts
     assert report["source"]["commit"] == new and report["index"]["files_deleted"] == 2  # the deleted and the old name
     assert report["index"]["files_indexed"] == 2  # the edited page and the new name
