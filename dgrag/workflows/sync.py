@@ -11,6 +11,7 @@ and the app swaps its loaded snapshot only once the sync has committed.
 """
 from __future__ import annotations
 
+import dataclasses
 import sys
 import threading
 import time
@@ -79,6 +80,8 @@ def sync(settings: Settings, repo: str, *, branch: str = "", docs: str = "",
     folder = docs_folder(co.path, docs)
     count_pages(settings, folder)
     s = docs_settings(settings, folder, settings.url_template, settings.include)
+    if not s.include_root:  # includes (snippets, code files) may come from anywhere in the repository
+        s = dataclasses.replace(s, include_root=str(co.path))
     with Store(s.db_path) as store:
         report, layer = refresh_index(s, store, progress)
         with store.transaction():
