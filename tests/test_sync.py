@@ -248,6 +248,27 @@ def test_a_branch_is_synced_and_a_missing_one_is_named(tmp_path):
         sync(settings, str(repo), docs="../..")
 
 
+def test_two_syncs_of_one_clone_take_turns(tmp_path):
+    repo = docs_repo(tmp_path)
+    git(repo, "checkout", "-q", "-b", "next")
+    for i in range(5):
+        (repo / f"next-{i}.md").write_text(f"# Next {i}\n\nOnly on the next branch.\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "next")
+    git(repo, "checkout", "-q", "main")
+    base = dict(sync_cache_dir=tmp_path / "cache", embedder="hash")
+    jobs = {"main": Settings(db_path=tmp_path / "main.db", **base), "next": Settings(db_path=tmp_path / "next.db", **base)}
+    threads = [threading.Thread(target=sync, args=(s, str(repo)), kwargs={"branch": b}) for b, s in jobs.items()]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for branch, pages in (("main", 11), ("next", 16)):  # each index holds its own branch's pages only
+        with Store(jobs[branch].db_path, readonly=True) as st:
+            held = st.meta.docs_version()
+            assert (held["branch"], held["pages"], held["commit"]) == (branch, pages, git(repo, "rev-parse", branch))
+
+
 def test_what_is_not_a_repository_and_a_missing_git_are_refused_in_one_line(tmp_path, monkeypatch, capsys):
     plain = tmp_path / "plain"
     plain.mkdir()

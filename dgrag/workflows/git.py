@@ -8,6 +8,7 @@ repository without credentials fails with git's own message instead of waiting f
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -15,6 +16,12 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
+
+try:
+    import fcntl
+except ImportError:  # Windows: no lock between processes; syncs of one clone must not overlap there
+    fcntl = None
 
 from ..config import Settings
 from ..errors import BranchMissing, GitMissing, NotARepository, SyncError
@@ -74,6 +81,17 @@ def clone_folder(settings: Settings, repo: str) -> Path:
     """The repository's folder in the cache: a readable name and a hash of where it comes from."""
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", repo.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git"))[:40] or "repo"
     return cache_root(settings) / f"{name}-{hashlib.sha256(repo.encode()).hexdigest()[:12]}"
+
+
+@contextlib.contextmanager
+def clone_lock(folder: Path) -> Iterator[None]:
+    """One sync of a clone at a time, across processes (a lock file beside it): another sync
+    checking out another branch would change the files under this one's index run."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.with_name(folder.name + ".lock"), "a+b") as fh:
+        if fcntl is not None:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)  # released when the file closes
+        yield
 
 
 def checkout(settings: Settings, repo: str, branch: str = "") -> Checkout:

@@ -25,7 +25,7 @@ from ..errors import DgragError, SyncError
 from ..ingest.pipeline import IndexReport, site_pages
 from ..ingest.site import detect_site
 from ..store import Store
-from .git import Checkout, checkout
+from .git import Checkout, checkout, clone_folder, clone_lock, normalise_repo
 from .indexing import docs_settings, index_docs, offline_layer
 
 
@@ -76,17 +76,19 @@ def sync(settings: Settings, repo: str, *, branch: str = "", docs: str = "",
     """Bring `settings.db_path` in line with the newest commit of `repo`'s `branch`: clone or
     fetch, check out, index the docs folder incrementally, record the commit."""
     t0 = time.perf_counter()
-    co = checkout(settings, repo, branch)
-    folder = docs_folder(co.path, docs)
-    count_pages(settings, folder)
-    s = docs_settings(settings, folder, settings.url_template, settings.include)
-    if not s.include_root:  # includes (snippets, code files) may come from anywhere in the repository
-        s = dataclasses.replace(s, include_root=str(co.path))
-    with Store(s.db_path) as store:
-        report, layer = refresh_index(s, store, progress)
-        with store.transaction():
-            store.meta.record_source({"repo": co.repo, "branch": co.branch, "commit": co.commit,
-                                      "commit_time": co.commit_time})
+    repo = normalise_repo(repo)
+    with clone_lock(clone_folder(settings, repo)):  # its files stay at this commit until indexed
+        co = checkout(settings, repo, branch)
+        folder = docs_folder(co.path, docs)
+        count_pages(settings, folder)
+        s = docs_settings(settings, folder, settings.url_template, settings.include)
+        if not s.include_root:  # includes (snippets, code files) may come from anywhere in the repository
+            s = dataclasses.replace(s, include_root=str(co.path))
+        with Store(s.db_path) as store:
+            report, layer = refresh_index(s, store, progress)
+            with store.transaction():
+                store.meta.record_source({"repo": co.repo, "branch": co.branch, "commit": co.commit,
+                                          "commit_time": co.commit_time})
     return SyncReport(co, folder, report, layer, time.perf_counter() - t0)
 
 
