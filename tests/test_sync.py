@@ -372,3 +372,27 @@ def test_watch_refuses_a_tree_over_max_pages(tmp_path, docs, monkeypatch, capsys
     monkeypatch.setenv("DGRAG_MAX_PAGES", "5")
     assert main(["watch", str(docs), "--db", str(settings.db_path), "--max-runs", "1"]) == 2
     assert "more than max_pages (5)" in capsys.readouterr().err
+
+
+def test_watch_reports_a_failed_reindex_and_goes_on_at_the_next_change(tmp_path, docs):
+    settings = Settings(db_path=tmp_path / "w.db", embedder="hash", watch_quiet_s=0.2, watch_poll_s=0.05)
+    errors: list[str] = []
+    watcher = Watcher(settings, docs, on_error=errors.append)
+    thread = threading.Thread(target=watcher.run, kwargs={"max_runs": 2}, daemon=True)
+    thread.start()
+    deadline = time.time() + 60
+    while watcher.runs < 1 and time.time() < deadline:
+        time.sleep(0.05)
+    away = tmp_path / "away"
+    docs.rename(away)  # the folder gone: its re-index fails, and the index keeps its pages
+    while not errors and time.time() < deadline:
+        time.sleep(0.05)
+    assert errors and "re-index failed" in errors[0] and watcher.runs == 1
+    with Store(settings.db_path, readonly=True) as st:
+        assert st.meta.docs_version()["pages"] == 11
+    (away / DELETED).unlink()
+    away.rename(docs)  # back, one page fewer: the next run indexes it
+    thread.join(timeout=60)
+    assert watcher.runs == 2
+    with Store(settings.db_path, readonly=True) as st:
+        assert st.meta.docs_version()["pages"] == 10

@@ -38,7 +38,8 @@ def cmd_watch(args) -> int:
     if settings.docs_root is None:
         raise DgragError("which docs folder? give it as `dgrag watch DOCS` or set DGRAG_DOCS_ROOT")
     docs = Path(settings.docs_root)
-    watcher = Watcher(settings, docs, on_run=lambda run: print(run.line(), flush=True))
+    watcher = Watcher(settings, docs, on_run=lambda run: print(run.line(), flush=True),
+                      on_error=lambda line: print(line, file=sys.stderr, flush=True))
     print(f"watching {docs} into {settings.db_path}: re-indexed {settings.watch_quiet_s:g} s after the last "
           "change (Ctrl-C stops)", file=sys.stderr, flush=True)
     try:
