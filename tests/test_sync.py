@@ -257,7 +257,7 @@ def test_two_syncs_of_one_clone_take_turns(tmp_path):
     git(repo, "commit", "-q", "-m", "next")
     git(repo, "checkout", "-q", "main")
     base = dict(sync_cache_dir=tmp_path / "cache", embedder="hash")
-    jobs = {"main": Settings(db_path=tmp_path / "main.db", **base), "next": Settings(db_path=tmp_path / "next.db", **base)}
+    jobs = {b: Settings(db_path=tmp_path / f"{b}.db", **base) for b in ("main", "next")}
     threads = [threading.Thread(target=sync, args=(s, str(repo)), kwargs={"branch": b}) for b, s in jobs.items()]
     for t in threads:
         t.start()

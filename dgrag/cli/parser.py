@@ -250,7 +250,8 @@ def _serve(sub) -> None:
                          "env DGRAG_DB_PATH, DGRAG_MORE_DB_PATHS; default data/arkui-x.db)")
     sv.add_argument("--sync-repo", metavar="REPO",
                     help="a docs git repository (URL or local path) synced into the (first) index on a schedule "
-                         "(env DGRAG_SYNC_REPO; with --sync-every; branch and folder: DGRAG_SYNC_BRANCH, DGRAG_SYNC_DOCS)")
+                         "(env DGRAG_SYNC_REPO; with --sync-every; branch and folder: DGRAG_SYNC_BRANCH, "
+                         "DGRAG_SYNC_DOCS)")
     sv.add_argument("--sync-every", type=positive_float, metavar="S",
                     help="seconds between two syncs, the first at start (env DGRAG_SYNC_EVERY; default 0: never)")
     sv.add_argument("--build-demo", action="store_true",
