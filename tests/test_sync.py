@@ -299,7 +299,8 @@ def test_the_sync_command_prints_one_line_and_records_the_commit(tmp_path, capsy
     edit_delete_rename(repo)
     assert main(["sync", str(repo), "--db", str(db), "-q", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["source"]["previous"] == sha and report["index"]["files_deleted"] == 2
+    assert report["previous"] == sha and report["index"]["files_deleted"] == 2
+    assert f"the index had {sha[:10]}" in report["line"]
 
 
 # ---- the serve schedule -----------------------------------------------------------------------

@@ -39,11 +39,10 @@ class Checkout:
     commit: str  # the full sha
     commit_time: str  # the committer date, ISO 8601 with its offset
     path: Path  # the work tree in the cache
-    previous: str  # the commit checked out before this sync ("" for a new clone)
 
     def as_dict(self) -> dict:
         return {"repo": self.repo, "branch": self.branch, "commit": self.commit, "commit_time": self.commit_time,
-                "path": str(self.path), "previous": self.previous}
+                "path": str(self.path)}
 
 
 def cache_root(settings: Settings) -> Path:
@@ -103,9 +102,7 @@ def checkout(settings: Settings, repo: str, branch: str = "") -> Checkout:
     repo = normalise_repo(repo)
     folder = clone_folder(settings, repo)
     t = settings.git_timeout_s
-    previous = ""
     if _our_clone(folder, repo):
-        previous = git(["rev-parse", "HEAD"], cwd=folder, timeout=t, check=False)
         git(["fetch", "--prune", "--quiet", "origin"], cwd=folder, timeout=t)
     else:
         _clone(repo, folder, t)
@@ -117,7 +114,7 @@ def checkout(settings: Settings, repo: str, branch: str = "") -> Checkout:
     git(["checkout", "--quiet", "--force", "--detach", commit], cwd=folder, timeout=t)
     git(["clean", "-ffdxq"], cwd=folder, timeout=t)  # nothing left over that the commit does not hold
     when = git(["show", "-s", "--format=%cI", commit], cwd=folder, timeout=t)
-    return Checkout(repo, branch, commit, when, folder, previous)
+    return Checkout(repo, branch, commit, when, folder)
 
 
 def _our_clone(folder: Path, repo: str) -> bool:

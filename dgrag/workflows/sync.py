@@ -34,17 +34,20 @@ class SyncReport:
     checkout: Checkout
     docs: Path
     index: IndexReport
+    previous: str = ""  # the commit the index held before ("" when none was synced into it)
     semantic_layer: dict = field(default_factory=dict)
     seconds: float = 0.0
 
     def as_dict(self) -> dict:
-        return {"source": self.checkout.as_dict(), "docs": str(self.docs), "index": self.index.as_dict(),
-                "semantic_layer": self.semantic_layer, "seconds": round(self.seconds, 2), "line": self.line()}
+        return {"source": self.checkout.as_dict(), "previous": self.previous, "docs": str(self.docs),
+                "index": self.index.as_dict(), "semantic_layer": self.semantic_layer,
+                "seconds": round(self.seconds, 2), "line": self.line()}
 
     def line(self) -> str:
         """One line: the commit now held and what changed to get there."""
         c, r = self.checkout, self.index
-        moved = "unchanged" if c.previous == c.commit else (f"from {c.previous[:10]}" if c.previous else "new clone")
+        moved = ("the index's already" if self.previous == c.commit else
+                 f"the index had {self.previous[:10]}" if self.previous else "first sync into the index")
         return (f"synced {c.repo} {c.branch} at {c.commit[:10]} ({c.commit_time}, {moved}): "
                 f"{r.files_indexed} pages indexed, {r.files_unchanged} unchanged, {r.files_deleted} removed "
                 f"of {r.files_seen}; {r.embedded} texts embedded in {self.seconds:.1f} s")
@@ -85,11 +88,12 @@ def sync(settings: Settings, repo: str, *, branch: str = "", docs: str = "",
         if not s.include_root:  # includes (snippets, code files) may come from anywhere in the repository
             s = dataclasses.replace(s, include_root=str(co.path))
         with Store(s.db_path) as store:
+            previous = store.meta.docs_version()["commit"] or ""
             report, layer = refresh_index(s, store, progress)
             with store.transaction():
                 store.meta.record_source({"repo": co.repo, "branch": co.branch, "commit": co.commit,
                                           "commit_time": co.commit_time})
-    return SyncReport(co, folder, report, layer, time.perf_counter() - t0)
+    return SyncReport(co, folder, report, previous, layer, time.perf_counter() - t0)
 
 
 def refresh_index(settings: Settings, store: Store, progress: Progress | None = None) -> tuple[IndexReport, dict]:
