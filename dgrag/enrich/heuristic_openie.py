@@ -50,7 +50,7 @@ from .openie_packs import Lexicon, lexicon
 from .openie_mentions import (
     Mention, bold_spans, cjk_mentions, code_spans, command_mentions, latin_mentions, quoted_mentions,
 )
-from .openie_text import clean_heading, is_cjk, sentence_spans, section_topic, trim_sentence, valid_name
+from .openie_text import clean_heading, is_cjk, release_of, sentence_spans, section_topic, trim_sentence, valid_name
 
 __all__ = ["normalize_entity", "extract", "ExtractionState", "STEPS", "MAX_ENTITIES", "MAX_TRIPLES",
            "MAX_NAME_CHARS", "Lexicon", "lexicon"]
@@ -96,6 +96,7 @@ class ExtractionState:
     topic_alias: str
     parent: str
     topic_key: str
+    release: bool                  # a changelog's section: the topic is the release
     sents: list[tuple[int, int]]
     sent_bounds: list[int]         # the sentences' starts, for bisect
     masked: str = ""               # the text with signature lines and boilerplate blanked
@@ -124,6 +125,7 @@ def new_state(text: str, breadcrumb: str, language: str, raw_markdown: str | Non
     return ExtractionState(text=text, body_start=body_start, breadcrumb=breadcrumb, raw_markdown=raw_markdown,
                            zh=zh, lex=lex, R=REL_ZH if zh else REL_EN, topic=topic, topic_heading=heading, topic_alias=alias,
                            parent=parent, topic_key=normalize_entity(topic), sents=sents,
+                           release=bool(release_of(breadcrumb)),
                            sent_bounds=[s for s, _ in sents], masked=text)
 
 
@@ -212,6 +214,9 @@ def collect_mentions(st: ExtractionState) -> None:
     st.mentions += command_mentions(st.lex, masked)
     st.mentions += [Mention(m.start(), m.end(), "$$", "ident")
                     for m in re.finditer(r"(?<![$A-Za-z0-9_])\$\$(?![$A-Za-z0-9_])", masked)]
+    handles = _user_handles(st)
+    if handles:   # people in release notes ("by @user"), not decorators
+        st.mentions = [m for m in st.mentions if m.kind != "decorator" or m.surface[1:].lower() not in handles]
     st.mentions += quoted_mentions(masked)
     st.mentions += cjk_mentions(masked, latin)
     st.mentions += _topic_spans(st)
@@ -227,6 +232,18 @@ def collect_mentions(st: ExtractionState) -> None:
         pos = text.find(b)
         if pos >= 0:
             st.mentions.append(Mention(pos, pos + len(b), b, "bold"))
+
+
+_GITHUB_HANDLE = re.compile(r"\[@([A-Za-z0-9][\w-]*)\]\(https?://github\.com/([A-Za-z0-9][\w-]*)/?\)")
+_CREDIT = re.compile(r"(?:\bby|\b[Tt]hanks(?: to)?|\b[Cc]ontributed by)\s+@([A-Za-z0-9][\w-]*)\b(?![.(/])")
+
+
+def _user_handles(st: ExtractionState) -> set[str]:
+    """GitHub users: "@x" linked to github.com/x, and in a release's notes "@x" credited ("by @x")."""
+    found = {a.lower() for a, b in _GITHUB_HANDLE.findall(st.raw_markdown or "") if a.lower() == b.lower()}
+    if st.release:
+        found |= {h.lower() for h in _CREDIT.findall(st.text)}
+    return found
 
 
 def _topic_spans(st: ExtractionState) -> list[Mention]:

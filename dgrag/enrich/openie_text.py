@@ -129,9 +129,28 @@ def _heading_ok(c: str, stop: frozenset[str]) -> bool:
     return valid_name(short, max_words=12, max_chars=MAX_TOPIC_CHARS, stop=stop) or bool(re.fullmatch(r"[A-Za-z_$][\w$.]*(?:\(.*\))?", short) and len(short) >= 2)
 
 
+# a release's heading in a changelog: "2.0.0-alpha.19 (2026-08-02)", "v1.4.0 - 2024-05-01", "[0.115.0]"
+_RELEASE_HEADING = re.compile(r"^\[?[vV]?(?P<v>\d+(?:\.\d+)+(?:[-+][\w.]+)?)\]?(?:\s*(?:[-–—(]|\s).*)?$")
+
+
+def release_of(breadcrumb: str) -> str:
+    """The release a changelog section belongs to ("Release Notes 0.115.0", "version 2.0.0"), or ""
+    when no heading of the breadcrumb is a release's. Its "Fixes", "Features" are labels, not topics."""
+    crumbs = [c.strip() for c in nfkc(breadcrumb or "").split(" / ") if c.strip()]
+    for i in range(len(crumbs) - 1, -1, -1):
+        m = _RELEASE_HEADING.match(crumbs[i])
+        if m:
+            title = clean_heading(crumbs[0]) if i > 0 and not _RELEASE_HEADING.match(crumbs[0]) else ""
+            return f"{_shorten_topic(title or 'version')} {m.group('v')}"
+    return ""
+
+
 def section_topic(breadcrumb: str, text: str, stop: frozenset[str] = EN_STOP) -> tuple[str, str, str, str]:
     """(topic, the heading it came from, the heading's alias, the parent topic): the topic is the
-    nearest non-generic breadcrumb heading, the parent the next one up."""
+    nearest non-generic breadcrumb heading, the parent the next one up; in a changelog, the release."""
+    release = release_of(breadcrumb)
+    if release:
+        return release, breadcrumb.split(" / ")[-1].strip(), "", ""
     crumbs = [c for c in (clean_heading(c) for c in (breadcrumb or "").split(" / ")) if c]
     if not crumbs:
         first = clean_heading((text or "").strip().split("\n", 1)[0])
