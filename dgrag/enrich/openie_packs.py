@@ -130,7 +130,7 @@ class Lexicon:
     signatures: tuple[re.Pattern, ...]
     # True: the topic "mentions" every named thing, before the co-occurrences. False (only what relates
     # to nothing else) lost 1.4-3.6 points of R@5 on MuSiQue offline: a passage's title in its facts is
-    # what the fact route matches (docs/benchmarks.md, offline OpenIE)
+    # what the fact route matches (docs/benchmarks.md, "Offline OpenIE")
     topic_star: bool = True
     cooccur_window: int = 3                          # a named thing relates to the next this many in its sentence
 
