@@ -48,7 +48,7 @@ from .openie_lexicon import (  # noqa: F401 - normalize_entity and the limits ar
 )
 from .openie_packs import Lexicon, lexicon
 from .openie_mentions import (
-    Mention, bold_spans, cjk_mentions, code_spans, command_mentions, latin_mentions, quoted_mentions,
+    Mention, bold_spans, cjk_mentions, code_spans, command_mentions, latin_mentions, quoted_mentions, user_handles,
 )
 from .openie_text import clean_heading, is_cjk, release_of, sentence_spans, section_topic, trim_sentence, valid_name
 
@@ -214,7 +214,7 @@ def collect_mentions(st: ExtractionState) -> None:
     st.mentions += command_mentions(st.lex, masked)
     st.mentions += [Mention(m.start(), m.end(), "$$", "ident")
                     for m in re.finditer(r"(?<![$A-Za-z0-9_])\$\$(?![$A-Za-z0-9_])", masked)]
-    handles = _user_handles(st)
+    handles = user_handles(st.raw_markdown, st.text, st.release)
     if handles:   # people in release notes ("by @user"), not decorators
         st.mentions = [m for m in st.mentions if m.kind != "decorator" or m.surface[1:].lower() not in handles]
     st.mentions += quoted_mentions(masked)
@@ -232,18 +232,6 @@ def collect_mentions(st: ExtractionState) -> None:
         pos = text.find(b)
         if pos >= 0:
             st.mentions.append(Mention(pos, pos + len(b), b, "bold"))
-
-
-_GITHUB_HANDLE = re.compile(r"\[@([A-Za-z0-9][\w-]*)\]\(https?://github\.com/([A-Za-z0-9][\w-]*)/?\)")
-_CREDIT = re.compile(r"(?:\bby|\b[Tt]hanks(?: to)?|\b[Cc]ontributed by)\s+@([A-Za-z0-9][\w-]*)\b(?![.(/])")
-
-
-def _user_handles(st: ExtractionState) -> set[str]:
-    """GitHub users: "@x" linked to github.com/x, and in a release's notes "@x" credited ("by @x")."""
-    found = {a.lower() for a, b in _GITHUB_HANDLE.findall(st.raw_markdown or "") if a.lower() == b.lower()}
-    if st.release:
-        found |= {h.lower() for h in _CREDIT.findall(st.text)}
-    return found
 
 
 def _topic_spans(st: ExtractionState) -> list[Mention]:

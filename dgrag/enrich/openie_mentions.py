@@ -214,7 +214,7 @@ def command_mentions(lex: Lexicon, text: str) -> list[Mention]:
         prog = m.group(1)
         args = m.group(2).split()
         allowed = lex.cli[prog]
-        if allowed is not None and args[0] not in allowed:
+        if allowed is not None and args[0] not in allowed and not _argument(args[0], allowed):
             continue
         if allowed is None and args[0].lower() in lex.en_stop and not args[0].startswith("-"):
             continue
@@ -230,6 +230,24 @@ def command_mentions(lex: Lexicon, text: str) -> list[Mention]:
             end = text.index(a, end) + len(a)
         out.append(Mention(m.start(), end, text[m.start():end], "command"))
     return out
+
+
+def _argument(arg: str, allowed: frozenset[str]) -> bool:
+    """A pack's "FILE" takes a file or path argument (rustc src/main.rs), its "-" an option (--version)."""
+    return ("FILE" in allowed and ("." in arg.strip(".") or "/" in arg)) or ("-" in allowed and arg.startswith("-"))
+
+
+_GITHUB_HANDLE = re.compile(r"\[@([A-Za-z0-9][\w-]*)\]\(https?://github\.com/([A-Za-z0-9][\w-]*)/?\)")
+_CREDIT = re.compile(r"(?:\bby|\b[Tt]hanks(?: to)?|\b[Cc]ontributed by)\s+@([A-Za-z0-9][\w-]*)\b(?![.(/])")
+
+
+def user_handles(raw_markdown: str | None, text: str, release: bool) -> set[str]:
+    """GitHub users, lowercased: "@x" linked to github.com/x, and in a release's notes (`release`)
+    "@x" credited ("by @x", "thanks to @x"). Not decorators."""
+    found = {a.lower() for a, b in _GITHUB_HANDLE.findall(raw_markdown or "") if a.lower() == b.lower()}
+    if release:
+        found |= {h.lower() for h in _CREDIT.findall(text)}
+    return found
 
 
 _QUOTED = re.compile(r"「([^」\n]{2,40})」|“([^”\n]{2,40})”|《([^》\n]{2,40})》|『([^』\n]{2,40})』|\"([^\"\n]{2,40})\"")

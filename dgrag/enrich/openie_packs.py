@@ -186,13 +186,15 @@ def lexicon(names: tuple[str, ...] = (), topic_star: bool = True, cooccur_window
         topic_star=topic_star, cooccur_window=cooccur_window)
 
 
-def all_words() -> set[str]:
-    """Every plain word entry of every pack (programs, file types, labels, units): for tools that
-    must leave the extractor's vocabulary alone (bench/replicate.py)."""
+def all_words(names: tuple[str, ...] | None = None) -> set[str]:
+    """Every plain word entry of the packs `names` and what they require (None: every pack):
+    programs, file types, labels, units; for tools that must leave the extractor's vocabulary alone
+    (bench/replicate.py)."""
     out: set[str] = set()
-    for name in pack_names():
+    for name in (pack_names() if names is None else resolve(names)):
         words = load_pack(name).words
         for key in ("commands", "file_types", "field_labels", "skip_labels", "stop_words"):
             for w in words.get(key, ()):
-                out.update(w.replace(":", " ").split() if key == "commands" else [w])
+                parts = w.replace(":", " ").split() if key == "commands" else [w]
+                out.update(p for p in parts if p != "FILE" and not p.startswith("-"))
     return out

@@ -129,8 +129,10 @@ def _heading_ok(c: str, stop: frozenset[str]) -> bool:
     return valid_name(short, max_words=12, max_chars=MAX_TOPIC_CHARS, stop=stop) or bool(re.fullmatch(r"[A-Za-z_$][\w$.]*(?:\(.*\))?", short) and len(short) >= 2)
 
 
-# a release's heading in a changelog: "2.0.0-alpha.19 (2026-08-02)", "v1.4.0 - 2024-05-01", "[0.115.0]"
-_RELEASE_HEADING = re.compile(r"^\[?[vV]?(?P<v>\d+(?:\.\d+)+(?:[-+][\w.]+)?)\]?(?:\s*(?:[-–—(]|\s).*)?$")
+# a release's heading in a changelog: "2.0.0-alpha.19 (2026-08-02)", "v1.4.0 - 2024-05-01", "0.115.0"; the
+# version alone or with its date ("3.0 - RTK Query" is a section about a version, not a release's notes)
+_RELEASE_HEADING = re.compile(r"^\[?[vV]?(?P<v>\d+(?:\.\d+)+(?:[-+][\w.]+)?)\]?"
+                              r"(?:\s*(?:[-–—]\s*)?\(?\d{4}[-/.]\d{1,2}[-/.]\d{1,2}\)?)?\s*$")
 
 
 def release_of(breadcrumb: str) -> str:
