@@ -13,6 +13,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Iterable
 
 from .openie_packs import BASE, load_pack, pack_names, resolve
@@ -20,7 +21,8 @@ from .openie_packs import BASE, load_pack, pack_names, resolve
 MIN_PAGES = 2
 MIN_SHARE = 0.02
 _FENCE = re.compile(r"(?m)^[ \t]{0,3}(?:`{3,}|~{3,})[ \t]*\{?\.?([A-Za-z0-9_+#-]+)")
-_FILE = re.compile(r"(?<![\w/.-])[A-Za-z0-9_][\w.-]*\.([A-Za-z0-9]{1,10})\b(?![\w(])")
+_URL = re.compile(r"https?://[^\s)>\]]+|www\.[^\s)>\]]+")       # a host name (vercel.cc) is no file
+_FILE = re.compile(r"(?<=\w)\.([A-Za-z][A-Za-z0-9]{0,9})\b(?![\w(])")   # main.rs, lib.d.ts: its type
 
 
 @dataclass(frozen=True)
@@ -54,17 +56,36 @@ class PackChoice:
         return f"{', '.join(self.packs)} ({how}; of {self.pages} pages)"
 
 
-def page_signals(markdown: str) -> tuple[set[str], set[str], str]:
-    """(code block languages, file types named, the text) of one page's Markdown."""
-    langs = {m.group(1).lower() for m in _FENCE.finditer(markdown)}
-    exts = {m.group(1).lower() for m in _FILE.finditer(markdown)}
-    return langs, exts, markdown
+def page_signals(markdown: str) -> tuple[set[str], set[str]]:
+    """(code block languages, file types named) of a page's Markdown."""
+    return ({m.group(1).lower() for m in _FENCE.finditer(markdown)},
+            {m.group(1).lower() for m in _FILE.finditer(_URL.sub(" ", markdown) if "://" in markdown or "www." in markdown
+                                                        else markdown)})
 
 
-def _shows(pack_detect, langs: set[str], exts: set[str], text: str) -> bool:
-    if langs & set(pack_detect.get("code", ())) or exts & set(pack_detect.get("extensions", ())):
-        return True
-    return any(re.search(r"(?<![\w-])" + re.escape(t) + r"(?![\w-])", text) for t in pack_detect.get("terms", ()))
+@lru_cache(maxsize=8)
+def _detectors() -> tuple[tuple[str, frozenset[str], frozenset[str], tuple, re.Pattern | None, frozenset[str]], ...]:
+    """(pack, code languages, file types, terms, their pattern, generators) of every platform pack."""
+    out = []
+    for name in pack_names():
+        if name == BASE:
+            continue
+        d = load_pack(name).detect
+        terms = d.get("terms", ())
+        pattern = re.compile(r"(?<![\w-])(?:" + "|".join(map(re.escape, terms)) + r")(?![\w-])") if terms else None
+        out.append((name, frozenset(d.get("code", ())), frozenset(d.get("extensions", ())), terms, pattern,
+                    frozenset(d.get("generators", ()))))
+    return tuple(out)
+
+
+# a chunk's packs by its text: the progressive build chooses again after each slice of pages
+@lru_cache(maxsize=65536)
+def shown_by(markdown: str) -> frozenset[str]:
+    """The packs one piece of Markdown shows."""
+    langs, exts = page_signals(markdown)
+    return frozenset(name for name, code, types, terms, pattern, _ in _detectors()
+                     if langs & code or exts & types
+                     or (any(t in markdown for t in terms) and pattern.search(markdown)))   # substring first: fast
 
 
 def choose_packs(pages: Iterable[tuple[str, str]], generator: str = "", forced: str = "",
@@ -78,17 +99,14 @@ def choose_packs(pages: Iterable[tuple[str, str]], generator: str = "", forced: 
         packs = resolve(names)                    # raises PackError on an unknown name
         return PackChoice(packs, tuple(n for n in names if n != BASE), True, generator=generator,
                           languages=langs_count)
-    candidates = {n: load_pack(n).detect for n in pack_names() if n != BASE}
-    shown: dict[str, set[str]] = {n: set() for n in candidates}
+    shown: dict[str, set[str]] = {name: set() for name, *_ in _detectors()}
     page_set: set[str] = set()
     for page, markdown in pages:
         page_set.add(page)
-        langs, exts, text = page_signals(markdown)
-        for name, detect in candidates.items():
-            if page not in shown[name] and _shows(detect, langs, exts, text):
-                shown[name].add(page)
+        for name in shown_by(markdown):
+            shown[name].add(page)
     need = max(MIN_PAGES, math.ceil(MIN_SHARE * len(page_set)))
     evidence = {n: len(p) for n, p in shown.items() if p}
-    chosen = tuple(sorted(n for n, detect in candidates.items()
-                          if len(shown[n]) + (need / 2 if generator in detect.get("generators", ()) else 0) >= need))
+    chosen = tuple(sorted(name for name, *_, generators in _detectors()
+                          if len(shown[name]) + (need / 2 if generator in generators else 0) >= need))
     return PackChoice(resolve(chosen), chosen, False, len(page_set), generator, langs_count, evidence)
