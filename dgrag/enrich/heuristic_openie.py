@@ -31,7 +31,9 @@ Pure functions, standard library only, deterministic. This module is the pipelin
 (`STEPS`) run in order over one explicit `ExtractionState`, each reading what the earlier ones
 left there and adding its own findings. The candidate finders live in `openie_mentions`, the
 definition reader in `openie_definitions`, text and topic helpers in `openie_text`, patterns in
-`openie_lexicon` and the word lists in `openie_words/*.txt` (package data).
+`openie_lexicon`, the language word lists in `openie_words/*.txt` and the platform knowledge (CLI
+programs, file types, field labels, boilerplate, signature lines) in packs (`packs/*.toml`, merged
+into the `Lexicon` that `extract` takes; `openie_choice` picks them for a corpus).
 """
 from __future__ import annotations
 
