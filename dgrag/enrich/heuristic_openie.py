@@ -125,7 +125,8 @@ def new_state(text: str, breadcrumb: str, language: str, raw_markdown: str | Non
     text, body_start = _split_heading_line(text, breadcrumb)
     sents = sentence_spans(text)
     return ExtractionState(text=text, body_start=body_start, breadcrumb=breadcrumb, raw_markdown=raw_markdown,
-                           zh=zh, lex=lex, R=REL_ZH if zh else REL_EN, topic=topic, topic_heading=heading, topic_alias=alias,
+                           zh=zh, lex=lex, R=REL_ZH if zh else REL_EN, topic=topic, topic_heading=heading,
+                           topic_alias=alias,
                            parent=parent, topic_key=normalize_entity(topic), sents=sents,
                            release=bool(release_of(breadcrumb)),
                            sent_bounds=[s for s, _ in sents], masked=text)

@@ -58,9 +58,8 @@ class PackChoice:
 
 def page_signals(markdown: str) -> tuple[set[str], set[str]]:
     """(code block languages, file types named) of a page's Markdown."""
-    return ({m.group(1).lower() for m in _FENCE.finditer(markdown)},
-            {m.group(1).lower() for m in _FILE.finditer(_URL.sub(" ", markdown) if "://" in markdown or "www." in markdown
-                                                        else markdown)})
+    prose = _URL.sub(" ", markdown) if "://" in markdown or "www." in markdown else markdown
+    return ({m.group(1).lower() for m in _FENCE.finditer(markdown)}, {m.group(1).lower() for m in _FILE.finditer(prose)})
 
 
 @lru_cache(maxsize=8)

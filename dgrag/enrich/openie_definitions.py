@@ -258,7 +258,8 @@ class _DefinitionReader:
             rel = m.group("rel")
             rel = "是" if rel in ("是", "即") else "指" if rel in ("是指", "指的是", "指") else rel
             y = _clean_zh_np(m.group("y"))
-            if rel == "是" and (not y or not self._valid(y) or y.startswith(("否", "因为", "为了", "由", "在", "从", "不"))):
+            if rel == "是" and (not y or not self._valid(y)
+                               or y.startswith(("否", "因为", "为了", "由", "在", "从", "不"))):
                 continue
             xpos = ss + m.start("x")
             self.mentions.append(Mention(xpos, xpos + len(x), x, "defined"))

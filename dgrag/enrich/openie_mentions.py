@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from .openie_lexicon import (
     MAX_NAME_CHARS, ABBREV, ACRONYM, API_VERBS_EN, CAMEL, CJK, CJK_RUN, FUNCTION_WORDS, GENERIC_TAILS, LATIN,
-    SCORE, SENT_VERBS, TOKEN, URL, ZH_BOUNDARY_BIGRAMS, ZH_BOUNDARY_CHARS, ZH_CUT_WORDS, ZH_LEAD_STRIP, ZH_STOP, ZH_SUFFIXES,
-    ZH_TECH_MODIFIER_BAD, ZH_VERBISH_HEADS, nfkc, normalize_entity,
+    SCORE, SENT_VERBS, TOKEN, URL, ZH_BOUNDARY_BIGRAMS, ZH_BOUNDARY_CHARS, ZH_CUT_WORDS, ZH_LEAD_STRIP, ZH_STOP,
+    ZH_SUFFIXES, ZH_TECH_MODIFIER_BAD, ZH_VERBISH_HEADS, nfkc, normalize_entity,
 )
 from .openie_packs import Lexicon
 from .openie_text import is_cjk, valid_name
@@ -33,7 +33,8 @@ class Mention:
 
 
 
-def _classify_token(lex: Lexicon, tok: str, text: str, start: int, zh_context: bool, sentence_start: bool) -> str | None:
+def _classify_token(lex: Lexicon, tok: str, text: str, start: int, zh_context: bool,
+                    sentence_start: bool) -> str | None:
     stop = lex.en_stop
     core = tok[:-2] if tok.endswith("()") else tok
     low = core.lower()

@@ -113,11 +113,13 @@ def _split_alias(h: str, stop: frozenset[str]) -> tuple[str, str]:
     if not m:
         return h, ""
     x, y = m.group(1).strip(), m.group(2).strip()
-    if not valid_name(x, max_words=12, max_chars=MAX_TOPIC_CHARS, stop=stop) and not re.fullmatch(r"[@A-Za-z_$][\w$.@/-]*", x):
+    if not valid_name(x, max_words=12, max_chars=MAX_TOPIC_CHARS, stop=stop) \
+            and not re.fullmatch(r"[@A-Za-z_$][\w$.@/-]*", x):
         return h, ""
     if len(x.split()) >= 3 and re.fullmatch(r"[A-Z][a-z]+", y):
         return x, ""                       # "... Symmetric Key (Callback)": a variant, not another name
-    ok = (valid_name(y, stop=stop) and normalize_entity(y) not in GENERIC_HEADINGS and normalize_entity(y) != normalize_entity(x)
+    ok = (valid_name(y, stop=stop) and normalize_entity(y) not in GENERIC_HEADINGS
+          and normalize_entity(y) != normalize_entity(x)
           and (len(CJK.findall(y)) >= 3 or re.search(r"[A-Z@._]", y)) and not re.match(r"^(?:example|示例|场景)", y, re.I))
     return x, (y if ok else "")
 
@@ -126,7 +128,8 @@ def _heading_ok(c: str, stop: frozenset[str]) -> bool:
     if normalize_entity(c) in GENERIC_HEADINGS:
         return False
     short = _shorten_topic(c)
-    return valid_name(short, max_words=12, max_chars=MAX_TOPIC_CHARS, stop=stop) or bool(re.fullmatch(r"[A-Za-z_$][\w$.]*(?:\(.*\))?", short) and len(short) >= 2)
+    return valid_name(short, max_words=12, max_chars=MAX_TOPIC_CHARS, stop=stop) \
+        or bool(re.fullmatch(r"[A-Za-z_$][\w$.]*(?:\(.*\))?", short) and len(short) >= 2)
 
 
 # a release's heading in a changelog: "2.0.0-alpha.19 (2026-08-02)", "v1.4.0 - 2024-05-01", "0.115.0"; the
