@@ -316,6 +316,13 @@ class Settings:
     # left out of the graph (it would join unrelated pages); share 0 keeps every name
     openie_stop_entity_share: float = 0.01
     openie_stop_entity_min_docs: int = 10  # the stop-entities' floor, in pages
+    # offline OpenIE packs (dgrag/enrich/packs): "" = chosen from what the corpus shows (code block
+    # languages, file types, terms, the site generator); or a comma-separated list that replaces the
+    # choice, e.g. "rust,python" ("base": no platform pack). Recorded in the index, shown by `dgrag stats`
+    openie_packs: str = ""
+    # the section topic "mentions" every named thing of its chunk (False: only what relates to nothing else)
+    openie_topic_star: bool = True
+    openie_keep_titles: bool = True  # a page's title (its first heading) is never a stop-entity
     synonymy_edge_topk: int = 2047  # nearest entities compared per entity for synonymy edges
     # cosine of a synonymy edge, at least (raised to the embedder's own background level, recorded in the file)
     synonymy_edge_sim_threshold: float = 0.95

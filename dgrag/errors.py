@@ -9,6 +9,10 @@ class ConfigError(DgragError):
     """A setting has an invalid value."""
 
 
+class PackError(ConfigError):
+    """An offline-OpenIE pack is unknown, or its file is malformed (dgrag/enrich/packs/README.md)."""
+
+
 class SqliteVecUnavailable(DgragError):
     """No sqlite3 module on this Python can load the sqlite-vec extension."""
 

@@ -95,6 +95,10 @@ def cmd_stats(args) -> int:
             if held.get("commit") else ""))
     if ix.get("site"):
         _print_site(ix["site"], ix.get("dialect") or {})
+    if ix.get("openie_packs"):   # the offline OpenIE's knowledge, as the last enrichment chose it
+        from ..enrich.openie_choice import PackChoice
+
+        print(f"offline OpenIE packs: {PackChoice.from_dict(ix['openie_packs']).describe()}")
     for section in ("nodes", "edges", "vectors", "semantic"):
         print(f"{section}: " + ", ".join(f"{k} {v}" for k, v in stats[section].items()))
     for kind, a in stats["ann"].items():  # past fact_ann_min_vectors, the route's stored index
