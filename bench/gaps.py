@@ -13,8 +13,9 @@
    askers thumb down an answer to a planted question the rule let through with probability
    P_DOWN_PLANTED and an ordinary answer with P_DOWN_ORDINARY (some users are never pleased).
 3. The report (`dgrag.workflows.gaps.gap_report`) at each threshold of --sweep (dev) or at the
-   module's LINK_COSINE: a planted gap is found when a reported cluster's questions are mostly
-   its own; a reported cluster is spurious when they are mostly not any planted gap's.
+   module's LINK_COSINE: a planted gap is found when more than half of a reported cluster's
+   questions are its own; a reported cluster is spurious when less than half of its questions
+   are planted ones (of any gap).
 """
 from __future__ import annotations
 
@@ -151,19 +152,22 @@ class Remembered:
 
 
 def score(report: gaps.GapReport, labels: dict[str, str]) -> dict:
+    """Found: a planted gap that is more than half of some reported cluster's questions.
+    Spurious: a reported cluster less than half of whose questions are planted (any gap's)."""
     planted = sorted({v for v in labels.values() if v != "ordinary"})
     found, spurious, clusters = set(), 0, []
     for c in report.gaps:
         tags = [labels.get(i, "?") for i in c["answer_ids"]]
-        top = max(set(tags), key=lambda t: (tags.count(t), t))
+        top = max(sorted(set(tags)), key=tags.count)
         share = tags.count(top) / len(tags)
-        own = top if top != "ordinary" and share >= 0.5 else None
-        if own:
-            found.add(own)
-        else:
+        planted_share = sum(t != "ordinary" for t in tags) / len(tags)
+        if top != "ordinary" and share > 0.5:
+            found.add(top)
+        if planted_share < 0.5:
             spurious += 1
-        clusters.append({"count": c["count"], "label": own or "spurious", "share": round(share, 2),
-                         "example": c["examples"][0], "lacking": c["lacking"][:5]})
+        clusters.append({"count": c["count"], "label": top if share > 0.5 else "mixed", "share": round(share, 2),
+                         "planted_share": round(planted_share, 2), "example": c["examples"][0],
+                         "lacking": c["lacking"][:5]})
     n = len(report.gaps)
     return {"planted": len(planted), "found": len(found), "recall": round(len(found) / len(planted), 3),
             "clusters": n, "spurious": spurious, "spurious_share": round(spurious / n, 3) if n else 0.0,

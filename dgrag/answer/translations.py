@@ -239,27 +239,48 @@ def translation_gaps(store, vectors=None) -> dict:
 
 
 # ---- an answer's citation in the asker's language ------------------------------------------
-def counterpart_section(store, path: str, section_id: str, language: str) -> tuple | None:
+def counterpart_section(store, path: str, section_id: str, language: str, twin: str = "") -> tuple | None:
     """The section of `path`'s counterpart in `language` ('en' / 'zh') that matches the section
     `section_id`, as `page_sections` rows are: (id, breadcrumb, url, line, language); None when
-    the page is already in that language, has no counterpart page, or the match is unsure. A
-    section matches by its API heading (same name, same occurrence), else by position where
-    both pages have the same headings count."""
+    the page is already in that language, has no counterpart page, or the match is unsure. The
+    counterpart page is `twin` when given, else the same path in that language's tree. A section
+    matches by its API heading (same name, same occurrence); another by its rank among the
+    sections without one, where both pages have as many of those."""
     where = tree_of(path)
     if where is None or where[0].lower().startswith(language.lower()):
         return None
-    other = next((t for t in _trees(store) if t.lower().startswith(language.lower())), None)
-    if other is None:
-        return None
-    mine, twin = store.nodes.page_sections(path), store.nodes.page_sections(f"{other}/{where[1]}")
+    if not twin:
+        other = next((t for t in _trees(store) if t.lower().startswith(language.lower())), None)
+        if other is None:
+            return None
+        twin = f"{other}/{where[1]}"
+    mine, theirs = store.nodes.page_sections(path), store.nodes.page_sections(twin)
     at = next((i for i, row in enumerate(mine) if row[0] == section_id), None)
-    if at is None or not twin:
+    if at is None or not theirs:
         return None
     key = _api_key(mine, at)
     if key is not None:
-        match = [i for i in range(len(twin)) if _api_key(twin, i) == key]
-        return twin[match[0]] if match else None
-    return twin[at] if len(twin) == len(mine) else None
+        match = [i for i in range(len(theirs)) if _api_key(theirs, i) == key]
+        return theirs[match[0]] if match else None
+    prose_mine = [i for i in range(len(mine)) if _api_key(mine, i) is None]
+    prose_theirs = [i for i in range(len(theirs)) if _api_key(theirs, i) is None]
+    if len(prose_mine) != len(prose_theirs):
+        return None
+    return theirs[prose_theirs[prose_mine.index(at)]]
+
+
+def with_counterparts(store, refs: list[dict], language: str) -> list[dict]:
+    """The references (dicts with `id`, `type`), each section from another language's tree given
+    `counterpart` ({id, breadcrumb, source_url}): the same section in the asker's `language`."""
+    if store is None:
+        return refs
+    for ref in refs:
+        node = store.nodes.by_id(ref["id"]) if ref.get("type") == "chunk" else None
+        path = node.get("source_path") if node else None
+        got = counterpart_section(store, path, ref["id"], language) if path else None
+        if got is not None:
+            ref["counterpart"] = {"id": got[0], "breadcrumb": got[1], "source_url": got[2]}
+    return refs
 
 
 def _api_key(rows, i) -> tuple[str, int] | None:
