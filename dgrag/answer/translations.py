@@ -26,12 +26,14 @@ LINK_JACCARD = 0.5
 PAGE_COSINE = 0.85   # e5 cosines sit high: unrelated pages of one site score ~0.75-0.8
 PAGE_MARGIN = 0.02
 COUNT_SLACK = 1      # a heading or code block more or fewer is a translator's choice; two is drift
-_SUP = re.compile(r"<sup>\s*([^<]*?)\s*</sup>", re.I)
+_SUP = re.compile(r"<sup>\s*([^<]*?)\s*</?sup>", re.I)  # "<sup>19+<sup>": a typo the docs have
 _TRAILING_MARK = re.compile(r"(\d+\+)$")
 _API = re.compile(r"^[A-Za-z_$@][\w$@.]*(?:\(.*\))?(?:<[\w, ]*>)?$", re.ASCII)
 # what a zh-cn heading adds after the name it documents ("GestureMask枚举说明", "BridgePlugin类")
 _CJK_SUFFIX = re.compile(r"(?:类|接口|代理)?(?:对象|枚举|类型)?(?:说明)?$")
 _NUMBER_MARK = re.compile(r"\d+\+?")
+# reference pages' prose headings that can carry a version mark ("### Attributes<sup>10+</sup>")
+_PROSE = frozenset("attributes properties methods events parameters example examples description enums types".split())
 
 
 @dataclass
@@ -59,6 +61,9 @@ def heading_of(line: str) -> tuple[str, str, str] | None:
     if not m:
         return None
     raw = m.group(1).strip()
+    while len(raw) > 4 and raw[:2] == raw[-2:] and raw[:2] in ("**", "__"):  # "## **Name<sup>18+</sup>**"
+        raw = raw[2:-2].strip()
+    raw = raw.strip("`")
     marks = _SUP.findall(raw)
     text = _SUP.sub("", raw).strip()
     if not marks:
@@ -68,7 +73,7 @@ def heading_of(line: str) -> tuple[str, str, str] | None:
     numbers = [m.group(0) for m in map(_NUMBER_MARK.fullmatch, marks) if m]
     mark = numbers[-1] if numbers else ""  # "(deprecated)" / "(废弃)" are not versions
     plain = _CJK_SUFFIX.sub("", text.replace("\\", "").strip()).strip()
-    looks_api = _API.match(plain) is not None and (
+    looks_api = plain.lower() not in _PROSE and _API.match(plain) is not None and (
         mark != "" or any(c in plain for c in ".(") or re.search(r"[a-z][A-Z][a-z]", plain) is not None)
     return text, mark, plain if looks_api else ""
 
@@ -183,41 +188,51 @@ def _mutual_best(left, right, score, floor: float, margin: float, how: str) -> l
 
 
 # ---- drift --------------------------------------------------------------------------------
-def _apis(page: Page) -> Counter:
-    return Counter(h.api for h in page.headings if h.api)
+def _by_api(page: Page) -> dict[str, list[Heading]]:
+    out: dict[str, list[Heading]] = defaultdict(list)
+    for h in page.headings:
+        if h.api:
+            out[h.api].append(h)
+    return out
+
+
+def _match(mine: list[Heading], theirs: list[Heading]) -> tuple[list, list[Heading], list[Heading]]:
+    """One API's headings on both sides: the same version mark pairs first (an overload, a
+    method of the same name in another class), then in order; (mark pairs that differ, the
+    headings left on each side)."""
+    left, right = list(mine), list(theirs)
+    for h in list(left):
+        twin = next((x for x in right if x.mark == h.mark), None)
+        if twin is not None:
+            left.remove(h)
+            right.remove(twin)
+    n = min(len(left), len(right))
+    return list(zip(left[:n], right[:n])), left[n:], right[n:]
 
 
 def drift(a: Page, b: Page) -> dict:
     """How two counterparts differ: API headings one lacks, version marks, counts."""
-    apis_a, apis_b = _apis(a), _apis(b)
-    only_a, only_b = apis_a - apis_b, apis_b - apis_a
-    marks_a, marks_b = defaultdict(list), defaultdict(list)
-    for h in a.headings:
-        if h.api:
-            marks_a[h.api].append(h.mark)
-    for h in b.headings:
-        if h.api:
-            marks_b[h.api].append(h.mark)
-    marks = [{"api": api, a.tree: ma, b.tree: mb} for api in sorted(set(marks_a) & set(marks_b))
-             for ma, mb in zip(marks_a[api], marks_b[api]) if ma != mb]
+    apis_a, apis_b = _by_api(a), _by_api(b)
+    marks, only_a, only_b = [], [], []
+    for api in sorted(set(apis_a) | set(apis_b)):
+        differ, rest_a, rest_b = _match(apis_a.get(api, []), apis_b.get(api, []))
+        marks += [{"api": api, a.tree: x.mark, b.tree: y.mark} for x, y in differ]
+        only_a += rest_a
+        only_b += rest_b
     out = {"headings": {a.tree: len(a.headings), b.tree: len(b.headings)},
            "code_blocks": {a.tree: a.code_blocks, b.tree: b.code_blocks},
-           "only_in": {a.tree: _missing(a, only_a), b.tree: _missing(b, only_b)},
+           "only_in": {a.tree: _listed(a, only_a), b.tree: _listed(b, only_b)},
            "version_marks": marks}
     out["drifted"] = bool(only_a or only_b or marks or abs(len(a.headings) - len(b.headings)) > COUNT_SLACK
                           or abs(a.code_blocks - b.code_blocks) > COUNT_SLACK)
     return out
 
 
-def _missing(page: Page, lacking: Counter) -> list[dict]:
-    """The headings of `page` whose API the counterpart lacks (overloads: the extra ones)."""
-    left, out = Counter(lacking), []
-    for h in reversed(page.headings):
-        if h.api and left[h.api] > 0:
-            left[h.api] -= 1
-            out.append({"api": h.api, "mark": h.mark, "heading": h.text + (h.mark and f" {h.mark}"),
-                        "id": h.id, "url": h.url})
-    return out[::-1]
+def _listed(page: Page, headings: list[Heading]) -> list[dict]:
+    """Headings in the page's reading order."""
+    ids = {h.id for h in headings}
+    return [{"api": h.api, "mark": h.mark, "heading": h.text + (h.mark and f" {h.mark}"), "id": h.id, "url": h.url}
+            for h in page.headings if h.id in ids]
 
 
 def translation_gaps(store, vectors=None) -> dict:

@@ -32,7 +32,7 @@ import numpy as np
 from ..errors import DgragError
 from ..kernels.lexical import tokenize
 
-LINK_COSINE = 0.54
+LINK_COSINE = 0.56
 MIN_GAP = 2
 LOW_CONFIDENCE = 0.5
 MAX_QUESTIONS = 3000
