@@ -169,7 +169,12 @@ def score(report: gaps.GapReport, labels: dict[str, str]) -> dict:
                          "planted_share": round(planted_share, 2), "example": c["examples"][0],
                          "lacking": c["lacking"][:5]})
     n = len(report.gaps)
+    failed = [labels.get(i, "?") for c in report.gaps for i in c["answer_ids"]] + [
+        labels.get(o["answer_id"], "?") for o in report.one_offs]
+    # a planted gap with fewer than two failed questions cannot be a cluster, whatever the threshold
+    detectable = sorted(g for g in planted if failed.count(g) >= 2)
     return {"planted": len(planted), "found": len(found), "recall": round(len(found) / len(planted), 3),
+            "detectable": len(detectable), "undetectable": sorted(set(planted) - set(detectable)),
             "clusters": n, "spurious": spurious, "spurious_share": round(spurious / n, 3) if n else 0.0,
             "missed": sorted(set(planted) - found), "answered_pct": report.answered_pct,
             "asked": report.asked, "failed": report.failed, "cluster_list": clusters}
@@ -196,7 +201,8 @@ def run_split(split: str, index: Path, work: Path, sweep: list[float], seed: int
             s = score(rep, labels)
             s["seconds"] = round(time.perf_counter() - t0, 2)
             out["by_threshold"][f"{t:.2f}"] = s
-            print(f"{split} t={t:.2f}: found {s['found']}/{s['planted']} planted gaps, {s['clusters']} clusters, "
+            print(f"{split} t={t:.2f}: found {s['found']}/{s['planted']} planted gaps ({s['detectable']} with 2+ failed "
+                  f"questions), {s['clusters']} clusters, "
                   f"{s['spurious']} spurious ({s['spurious_share']:.0%}); answered {s['answered_pct']}%; "
                   f"{s['seconds']} s", file=sys.stderr)
     return out

@@ -119,3 +119,24 @@ def test_bad_since_is_one_line(logged, capsys):
         since_date("2026-13-45")
     assert since_date("2026-05-01") == "2026-05-01T00:00:00+00:00"
     assert since_date("2026-05-01T12:00:00+02:00") == "2026-05-01T10:00:00+00:00"
+
+
+def test_the_insights_tab_needs_the_secret_and_offers_the_report(logged):
+    import dataclasses
+
+    from dgrag.errors import AccessDenied
+    from dgrag.web.insights import report_text
+    from dgrag.web.service import Service
+    from dgrag.web.ui import build_demo
+
+    service = Service(dataclasses.replace(logged, admin_secret="s3cret"))
+    with pytest.raises(AccessDenied):
+        report_text(service, "guess", "", "md")
+    md, path = report_text(service, "s3cret", "2026-05-01", "csv")
+    assert md.startswith("# Gap report since 2026-05-01") and path.endswith("gaps.csv")
+    with open(path, encoding="utf-8") as f:
+        assert [r["kind"] for r in csv.DictReader(f)].count("gap") == 2
+    with pytest.raises(DgragError):
+        report_text(service, "s3cret", "yesterday", "md")
+    demo = build_demo(service)
+    assert any(getattr(b, "label", None) == "Insights" for b in demo.blocks.values())

@@ -77,3 +77,22 @@ def test_a_section_has_its_counterpart_in_the_askers_language(bilingual):
         assert got is not None and got[1].startswith("简介")
         assert counterpart_section(st, "en/guide/intro.md", en_intro[0][0], "en") is None   # already in English
         assert counterpart_section(st, "en/guide/faq.md", st.nodes.page_sections("en/guide/faq.md")[0][0], "zh") is None
+
+
+def test_references_show_the_section_in_the_askers_language_first(bilingual):
+    from dgrag.answer import reference_list
+    from dgrag.answer.translations import with_counterparts
+
+    with Store(bilingual, readonly=True) as st:
+        en = st.nodes.page_sections("en/guide/setup.md")
+        refs = [{"n": 1, "id": en[1][0], "type": "chunk", "breadcrumb": en[1][1], "source_url": en[1][2]},
+                {"n": 2, "id": "code-x", "type": "code", "breadcrumb": "Setting Up", "source_url": ""}]
+        with_counterparts(st, refs, "zh")
+        zh = st.nodes.page_sections("zh-cn/guide/setup.md")
+    assert refs[0]["counterpart"] == {"id": zh[1][0], "breadcrumb": zh[1][1], "source_url": zh[1][2]}
+    assert "counterpart" not in refs[1]
+    listed = reference_list(refs, [1], "zh")
+    line = next(ln for ln in listed.splitlines() if ln.startswith("[1]"))
+    # the Chinese section first, then the English one the answer was written from
+    assert line.index(zh[1][2]) < line.index(en[1][2]) and "安装 SDK" in line
+    assert "counterpart" not in with_counterparts(None, [{"id": "x", "type": "chunk"}], "zh")[0]  # no store

@@ -224,7 +224,7 @@ def gap_report(store, embedder, since: str = "", *, threshold: float = LINK_COSI
                              threshold)
         for rank, c in enumerate(c for c in clusters if c["count"] >= MIN_GAP):
             report.gaps.append({"rank": rank + 1, **c})
-        report.one_offs = [{"question": c["examples"][0], "reasons": c["reasons"],
+        report.one_offs = [{"question": c["examples"][0], "reasons": c["reasons"], "answer_id": c["answer_ids"][0],
                             "nearest_section": (c["nearest_sections"] or [{}])[0].get("section", ""),
                             "asked_at": c["last_asked"]} for c in clusters if c["count"] < MIN_GAP]
         failed_ids = {r["id"] for r in failed}
