@@ -201,8 +201,8 @@ def run_split(split: str, index: Path, work: Path, sweep: list[float], seed: int
             s = score(rep, labels)
             s["seconds"] = round(time.perf_counter() - t0, 2)
             out["by_threshold"][f"{t:.2f}"] = s
-            print(f"{split} t={t:.2f}: found {s['found']}/{s['planted']} planted gaps ({s['detectable']} with 2+ failed "
-                  f"questions), {s['clusters']} clusters, "
+            print(f"{split} t={t:.2f}: found {s['found']}/{s['planted']} planted gaps ({s['detectable']} with 2+ "
+                  f"failed questions), {s['clusters']} clusters, "
                   f"{s['spurious']} spurious ({s['spurious_share']:.0%}); answered {s['answered_pct']}%; "
                   f"{s['seconds']} s", file=sys.stderr)
     return out

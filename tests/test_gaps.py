@@ -66,7 +66,8 @@ def test_agglomeration_is_average_linkage_with_a_threshold():
 def test_the_report_clusters_the_unanswered_topics(logged, embedder):
     with Store(logged.db_path, readonly=True) as st:
         rep = gap_report(st, embedder)
-        section_ids = {row[0] for row in st.nodes.page_sections("en/application-dev/quick-start/start-with-ace-tools.md")}
+        ace = st.nodes.page_sections("en/application-dev/quick-start/start-with-ace-tools.md")
+        section_ids = {row[0] for row in ace}
     assert rep.asked == 12 and rep.failed == 8 and rep.answered == 4 and rep.answered_pct == 33.3
     assert [g["count"] for g in rep.gaps] == [4, 3]
     blue, push = rep.gaps

@@ -54,7 +54,8 @@ def test_drifted_pairs_name_the_sections_and_marks_that_differ(bilingual):
     with Store(bilingual, readonly=True) as st:
         found = translation_gaps(st)
     drifted = {tuple(d["pages"]): d for d in found["drifted"]}
-    assert set(drifted) == {("en/guide/intro.md", "zh-cn/guide/intro.md"), ("en/api/window.md", "zh-cn/api/window-api.md")}
+    assert set(drifted) == {("en/guide/intro.md", "zh-cn/guide/intro.md"),
+                            ("en/api/window.md", "zh-cn/api/window-api.md")}
     intro = drifted[("en/guide/intro.md", "zh-cn/guide/intro.md")]
     assert [x["heading"] for x in intro["only_in"]["zh-cn"]] == ["display.isFoldable 20+"]
     assert intro["only_in"]["en"] == []

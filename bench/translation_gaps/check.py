@@ -33,9 +33,11 @@ def check(found: dict, expected: dict) -> list[str]:
         missing.append(f"pages with no counterpart: {reported} != {expected['no_counterpart']}")
     for e in expected["only_in"]:
         d = by_page.get(e["page"])
-        got = [x for x in (d["only_in"].get(e["tree"], []) if d else []) if x["api"] == e["api"] and x["mark"] == e["mark"]]
+        side = d["only_in"].get(e["tree"], []) if d else []
+        got = [x for x in side if x["api"] == e["api"] and x["mark"] == e["mark"]]
         if len(got) < e["count"]:
-            missing.append(f"only in {e['tree']}: {e['page']} {e['api']} {e['mark']} x{e['count']} (reported {len(got)})")
+            missing.append(f"only in {e['tree']}: {e['page']} {e['api']} {e['mark']} x{e['count']} "
+                           f"(reported {len(got)})")
     for e in expected["version_marks"]:
         d = by_page.get(e["page"])
         got = [m for m in (d["version_marks"] if d else []) if m["api"] == e["api"] and m.get("en") == e["en"]

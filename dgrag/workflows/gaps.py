@@ -187,7 +187,8 @@ def _cluster_entry(rows: list[dict], vecs: np.ndarray, members: list[int], secti
     terms = key_terms([r["question"] for r in picked])
     confs = [r["confidence"] for r in picked if r.get("confidence") is not None]
     return {"count": len(members), "distinct_questions": len(questions), "examples": questions[:EXAMPLES],
-            "reasons": dict(sorted(reasons.items())), "languages": dict(Counter(r.get("language") or "?" for r in picked)),
+            "reasons": dict(sorted(reasons.items())),
+            "languages": dict(Counter(r.get("language") or "?" for r in picked)),
             "mean_confidence": round(float(np.mean(confs)), 3) if confs else None,
             "comments": [c for r in picked for c in r.get("comments", [])][:EXAMPLES],
             "first_asked": min(r["asked_at"] for r in picked), "last_asked": max(r["asked_at"] for r in picked),

@@ -30,10 +30,11 @@ def markdown(report: GapReport, translations_only: bool = False) -> str:
     if translations_only:
         return translations_markdown(report.translations)
     since = f" since {report.since}" if report.since else ""
+    latest = f" (the latest {report.clustered})." if report.clustered < report.asked else "."
     out = [f"# Gap report{since}", "",
            f"**{report.asked}** questions asked, **{report.answered_pct}%** answered "
-           f"({report.failed} unanswered, low confidence or thumbed down). Clustered with {report.model or 'the index embedder'} "
-           f"at cosine {report.link_cosine:.2f}" + (f" (the latest {report.clustered})." if report.clustered < report.asked else "."),
+           f"({report.failed} unanswered, low confidence or thumbed down). Clustered with "
+           f"{report.model or 'the index embedder'} at cosine {report.link_cosine:.2f}" + latest,
            "", "## What the docs fail to answer", ""]
     if not report.gaps:
         out.append("No failed question was asked twice on one topic." if report.failed else "Nothing failed.")
@@ -46,12 +47,13 @@ def markdown(report: GapReport, translations_only: bool = False) -> str:
         near = "; ".join(f"[{_cell(s['section'])}]({s['url']})" if s["url"].startswith("http") else _cell(s["section"])
                          for s in g["nearest_sections"])
         out += ["", f"Nearest sections: {near or 'none'}",
-                f"They lack: {', '.join(g['lacking']) or 'nothing of the key terms (' + ', '.join(g['key_terms']) + ')'}"]
+                "They lack: " + (", ".join(g["lacking"]) or f"none of the key terms ({', '.join(g['key_terms'])})")]
         if g["comments"]:
             out.append("Comments: " + " / ".join(_cell(c) for c in g["comments"]))
         out.append("")
     if report.one_offs:
-        out += ["", f"## Asked once ({len(report.one_offs)})", "", "| question | why | nearest section |", "|---|---|---|"]
+        out += ["", f"## Asked once ({len(report.one_offs)})", "", "| question | why | nearest section |",
+                "|---|---|---|"]
         out += [f"| {_cell(o['question'])} | {', '.join(o['reasons'])} | {_cell(o['nearest_section'])} |"
                 for o in report.one_offs[:30]]
     if report.topics:
@@ -79,8 +81,8 @@ def translations_markdown(tr: dict | None, level: int = 1) -> str:
         out += [f"{h}# Drifted pairs", "", "| page | headings | code blocks | only in one language | version marks |",
                 "|---|---|---|---|---|"]
         for d in tr["drifted"]:
-            only = "; ".join(f"{t}: " + ", ".join(f"`{_cell(x['heading'])}`" for x in v[:6]) + (" …" if len(v) > 6 else "")
-                             for t, v in d["only_in"].items() if v)
+            only = "; ".join(f"{t}: " + ", ".join(f"`{_cell(x['heading'])}`" for x in v[:6])
+                             + (" …" if len(v) > 6 else "") for t, v in d["only_in"].items() if v)
             marks = ", ".join(f"`{m['api']}` " + " vs ".join(m[t] or "none" for t in m if t != "api")
                               for m in d["version_marks"][:4])
             counts = lambda k: " / ".join(str(v) for v in d[k].values())  # noqa: E731
@@ -98,7 +100,8 @@ def csv_text(report: GapReport, translations_only: bool = False) -> str:
                         " | ".join(g["examples"]), " | ".join(s["section"] for s in g["nearest_sections"]),
                         " ".join(g["lacking"]), f"mean confidence {g['mean_confidence']}"])
         for o in report.one_offs:
-            w.writerow(["one-off", "", 1, ";".join(o["reasons"]), o["question"], o["nearest_section"], "", o["asked_at"]])
+            w.writerow(["one-off", "", 1, ";".join(o["reasons"]), o["question"], o["nearest_section"], "",
+                        o["asked_at"]])
         for i, t in enumerate(report.topics, 1):
             w.writerow(["topic", i, t["count"], f"failed={t['failed']}", " | ".join(t["examples"]),
                         t["nearest_section"], "", " ".join(t["key_terms"])])
