@@ -254,18 +254,20 @@ def translation_gaps(store, vectors=None) -> dict:
 
 
 # ---- an answer's citation in the asker's language ------------------------------------------
-def counterpart_section(store, path: str, section_id: str, language: str, twin: str = "") -> tuple | None:
+def counterpart_section(store, path: str, section_id: str, language: str, twin: str = "",
+                        trees: list[str] | None = None) -> tuple | None:
     """The section of `path`'s counterpart in `language` ('en' / 'zh') that matches the section
     `section_id`, as `page_sections` rows are: (id, breadcrumb, url, line, language); None when
     the page is already in that language, has no counterpart page, or the match is unsure. The
     counterpart page is `twin` when given, else the same path in that language's tree. A section
     matches by its API heading (same name, same occurrence); another by its rank among the
-    sections without one, where both pages have as many of those."""
+    sections without one, where both pages have as many of those. `trees`: the index's language
+    folders, when the caller has them already."""
     where = tree_of(path)
     if where is None or where[0].lower().startswith(language.lower()):
         return None
     if not twin:
-        other = next((t for t in _trees(store) if t.lower().startswith(language.lower())), None)
+        other = next((t for t in (trees or _trees(store)) if t.lower().startswith(language.lower())), None)
         if other is None:
             return None
         twin = f"{other}/{where[1]}"
@@ -289,10 +291,14 @@ def with_counterparts(store, refs: list[dict], language: str) -> list[dict]:
     `counterpart` ({id, breadcrumb, source_url}): the same section in the asker's `language`."""
     if store is None:
         return refs
+    trees: list[str] = []
     for ref in refs:
         node = store.nodes.by_id(ref["id"]) if ref.get("type") == "chunk" else None
-        path = node.get("source_path") if node else None
-        got = counterpart_section(store, path, ref["id"], language) if path else None
+        where = tree_of(node.get("source_path") or "") if node else None
+        if where is None or where[0].lower().startswith(language.lower()):
+            continue
+        trees = trees or _trees(store)
+        got = counterpart_section(store, node["source_path"], ref["id"], language, trees=trees)
         if got is not None:
             ref["counterpart"] = {"id": got[0], "breadcrumb": got[1], "source_url": got[2]}
     return refs

@@ -8,8 +8,9 @@ merging while two clusters' mean pairwise similarity is at least `LINK_COSINE`
 (deterministic: ties merge the lowest indexes first). The similarity is the cosine of the
 vectors centred on the mean of the packaged off-domain questions (the confidence calibration's
 list): multilingual-e5 gives any two questions a cosine of 0.8 or more, a direction they all
-share; taken away, paraphrases stay close and different topics fall apart (on the dev log, raw
-cosines found 9 of 12 planted gaps at best, centred ones 11). A gap is a cluster of at least
+share; taken away, paraphrases stay close and different topics fall apart over a wide range of
+thresholds (on the dev log plain cosines find the most planted gaps at 0.90 alone, fewer at
+0.89 and 0.91; centred ones hold it over 0.54-0.58). A gap is a cluster of at least
 `MIN_GAP` questions (a question alone is listed apart, as a one-off); gaps are ranked by
 count, then by how low their confidence is. Each gap names the index's sections nearest to its
 centroid and what those lack: the cluster's key terms (words in at least half of its
