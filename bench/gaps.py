@@ -219,8 +219,9 @@ def main(argv=None) -> int:
                     help="cluster on raw cosines, not centred on the off-domain questions' mean (the comparison)")
     ap.add_argument("--json", type=Path, help="write the figures here")
     args = ap.parse_args(argv)
-    if args.raw:  # a zero centre: centred() only normalises, the similarity is the plain cosine
+    if args.raw:  # a zero centre (centred() only normalises) and no language offset: the plain cosine
         gaps.centre_of = lambda embedder: np.zeros(embedder.dim, np.float32)
+        gaps.language_offset = lambda vectors, languages: 0.0
     args.work.mkdir(parents=True, exist_ok=True)
     if args.sweep:
         a, b, step = (float(x) for x in args.sweep.split(":"))

@@ -12,7 +12,7 @@ import pytest
 from dgrag.cli import main
 from dgrag.errors import DgragError
 from dgrag.store import Store
-from dgrag.workflows.gaps import agglomerate, gap_report, since_date, why_failed
+from dgrag.workflows.gaps import agglomerate, gap_report, language_offset, since_date, why_failed
 
 BLUETOOTH = ["How do I scan for Bluetooth devices in my app?", "How can my app scan for nearby Bluetooth devices?",
              "Scanning for Bluetooth Low Energy devices: how do I do it?", "How to discover nearby Bluetooth devices?"]
@@ -61,6 +61,25 @@ def test_agglomeration_is_average_linkage_with_a_threshold():
     assert agglomerate(v, 0.999) == [[0], [1], [2], [3], [4]]
     assert agglomerate(v, -1.0) == [[0, 1, 2, 3, 4]]
     assert agglomerate(np.zeros((0, 3), np.float32), 0.5) == []
+
+
+def test_questions_in_two_languages_are_brought_as_close_as_one_languages():
+    rng = np.random.default_rng(0)
+    en = rng.normal(size=(6, 8)) + np.array([3, 0, 0, 0, 0, 0, 0, 0])   # a language's own direction
+    zh = rng.normal(size=(6, 8)) + np.array([0, 3, 0, 0, 0, 0, 0, 0])
+    v = np.vstack([en, zh]).astype(np.float32)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    langs = ["en"] * 6 + ["zh"] * 6
+    offset = language_offset(v, langs)
+    sim = v @ v.T
+    same = np.mean([sim[i, j] for i in range(12) for j in range(12) if i != j and langs[i] == langs[j]])
+    cross = np.mean([sim[i, j] for i in range(12) for j in range(12) if langs[i] != langs[j]])
+    assert offset == pytest.approx(same - cross, abs=1e-6) and offset > 0.3
+    assert language_offset(v[:8], langs[:8]) == 0.0          # two zh questions: too few to measure
+    pair = np.array([[1, 0], [0.6, 0.8]], dtype=np.float32)  # cosine 0.6
+    assert agglomerate(pair, 0.7, ["en", "zh"]) == [[0], [1]]
+    assert agglomerate(pair, 0.7, ["en", "zh"], 0.15) == [[0, 1]]
+    assert agglomerate(pair, 0.7, ["en", "en"], 0.15) == [[0], [1]]
 
 
 def test_the_report_clusters_the_unanswered_topics(logged, embedder):

@@ -10,7 +10,11 @@ vectors centred on the mean of the packaged off-domain questions (the confidence
 list): multilingual-e5 gives any two questions a cosine of 0.8 or more, a direction they all
 share; taken away, paraphrases stay close and different topics fall apart over a wide range of
 thresholds (on the dev log plain cosines find the most planted gaps at 0.90 alone, fewer at
-0.89 and 0.91; centred ones hold it over 0.54-0.58). A gap is a cluster of at least
+0.89 and 0.91; centred ones hold it over a range). The small e5 also puts a question nearer to
+its own language's questions than to its translation's: two questions in different languages
+score `language_offset` lower on average over the log (no labels: the mean cosine of pairs in
+one language less that of pairs across languages), and that offset is added back to every
+cross-language pair, so a topic asked in en and zh is one gap, not two. A gap is a cluster of at least
 `MIN_GAP` questions (a question alone is listed apart, as a one-off); gaps are ranked by
 count, then by how low their confidence is. Each gap names the index's sections nearest to its
 centroid and what those lack: the cluster's key terms (words in at least half of its
@@ -30,10 +34,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..core import language_of
 from ..errors import DgragError
 from ..kernels.lexical import tokenize
 
-LINK_COSINE = 0.56
+LINK_COSINE = 0.60
+MIN_PER_LANGUAGE = 5  # fewer questions in a language: no offset measured, none added
 MIN_GAP = 2
 LOW_CONFIDENCE = 0.5
 MAX_QUESTIONS = 3000
@@ -57,6 +63,7 @@ class GapReport:
     topics: list[dict] = field(default_factory=list)
     translations: dict | None = None
     link_cosine: float = LINK_COSINE
+    language_offset: float = 0.0        # added to the similarity of two questions in different languages
 
     @property
     def answered_pct(self) -> float:
@@ -65,7 +72,7 @@ class GapReport:
     def as_dict(self) -> dict:
         return {"since": self.since, "model": self.model, "asked": self.asked, "answered": self.answered,
                 "answered_pct": self.answered_pct, "failed": self.failed, "clustered": self.clustered,
-                "link_cosine": self.link_cosine, "gaps": self.gaps, "one_offs": self.one_offs,
+                "link_cosine": self.link_cosine, "language_offset": self.language_offset, "gaps": self.gaps, "one_offs": self.one_offs,
                 "topics": self.topics, "translations": self.translations}
 
 
@@ -96,13 +103,18 @@ def why_failed(row: dict) -> list[str]:
     return why
 
 
-def agglomerate(vectors: np.ndarray, threshold: float) -> list[list[int]]:
+def agglomerate(vectors: np.ndarray, threshold: float, languages: list[str] | None = None,
+                offset: float = 0.0) -> list[list[int]]:
     """Average-linkage clusters of unit rows: merge the two clusters of highest mean pairwise
-    cosine while it is >= `threshold` (Lance-Williams update). Largest first."""
+    cosine while it is >= `threshold` (Lance-Williams update); a pair of rows whose `languages`
+    differ has `offset` added to its cosine. Largest first."""
     n = int(vectors.shape[0])
     if n == 0:
         return []
     sim = (vectors @ vectors.T).astype(np.float64)
+    if languages is not None and offset:
+        lang = np.array(languages, dtype=object)
+        sim += offset * (lang[:, None] != lang[None, :])
     np.fill_diagonal(sim, -np.inf)
     size = np.ones(n)
     members: list[list[int]] = [[i] for i in range(n)]
@@ -137,6 +149,23 @@ def centre_of(embedder) -> np.ndarray:
 def centred(vectors: np.ndarray, centre: np.ndarray) -> np.ndarray:
     out = vectors - centre
     return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+
+
+def language_offset(vectors: np.ndarray, languages: list[str]) -> float:
+    """Mean cosine of two rows in one language less that of two rows in different languages
+    (>= 0; 0 unless at least two languages have MIN_PER_LANGUAGE rows each)."""
+    groups = {lang: vectors[[i for i, x in enumerate(languages) if x == lang]] for lang in sorted(set(languages))}
+    groups = {k: g for k, g in groups.items() if len(g) >= MIN_PER_LANGUAGE}
+    if len(groups) < 2:
+        return 0.0
+    sums = {k: g.sum(axis=0).astype(np.float64) for k, g in groups.items()}
+    # unit rows: |sum|^2 is every ordered pair's cosine plus the n self-pairs
+    same = sum(float(sums[k] @ sums[k]) - len(g) for k, g in groups.items())
+    same_pairs = sum(len(g) * (len(g) - 1) for g in groups.values())
+    keys = sorted(groups)
+    cross = sum(float(sums[a] @ sums[b]) for i, a in enumerate(keys) for b in keys[i + 1:])
+    cross_pairs = sum(len(groups[a]) * len(groups[b]) for i, a in enumerate(keys) for b in keys[i + 1:])
+    return max(0.0, same / same_pairs - cross / cross_pairs)
 
 
 def key_terms(questions: list[str]) -> list[str]:
@@ -199,9 +228,9 @@ def _cluster_entry(rows: list[dict], vecs: np.ndarray, members: list[int], secti
 
 
 def _clusters(rows: list[dict], vecs: np.ndarray, centre: np.ndarray, sections: Sections, threshold: float,
-              limit: int | None = None) -> list[dict]:
+              offset: float, limit: int | None = None) -> list[dict]:
     """The clusters as report entries (only the `limit` largest, when given)."""
-    groups = agglomerate(centred(vecs, centre), threshold)[:limit]
+    groups = agglomerate(centred(vecs, centre), threshold, [r["_lang"] for r in rows], offset)[:limit]
     out = [_cluster_entry(rows, vecs, m, sections) for m in groups]
     return sorted(out, key=lambda c: (-c["count"], c["mean_confidence"] if c["mean_confidence"] is not None else 1.0,
                                       c["examples"][0]))
@@ -222,15 +251,19 @@ def gap_report(store, embedder, since: str = "", *, threshold: float = LINK_COSI
         vecs = np.asarray(embedder.embed_queries([r["question"] for r in recent]), dtype=np.float32)
         at = {id(r): i for i, r in enumerate(recent)}
         sections, centre = Sections(store), centre_of(embedder)
+        for r in recent:
+            r["_lang"] = r.get("language") or language_of(r["question"])
+        offset = language_offset(centred(vecs, centre), [r["_lang"] for r in recent])
+        report.language_offset = round(offset, 4)
         clusters = _clusters(failed, vecs[[at[id(r)] for r in failed]] if failed else vecs[:0], centre, sections,
-                             threshold)
+                             threshold, offset)
         for rank, c in enumerate(c for c in clusters if c["count"] >= MIN_GAP):
             report.gaps.append({"rank": rank + 1, **c})
         report.one_offs = [{"question": c["examples"][0], "reasons": c["reasons"], "answer_id": c["answer_ids"][0],
                             "nearest_section": (c["nearest_sections"] or [{}])[0].get("section", ""),
                             "asked_at": c["last_asked"]} for c in clusters if c["count"] < MIN_GAP]
         failed_ids = {r["id"] for r in failed}
-        for c in _clusters(recent, vecs, centre, sections, threshold, topics):
+        for c in _clusters(recent, vecs, centre, sections, threshold, offset, topics):
             failed_n = sum(c["reasons"].get(k, 0) for k in ("unanswered", "low_confidence"))
             report.topics.append({"count": c["count"], "examples": c["examples"][:3], "key_terms": c["key_terms"][:6],
                                   "failed": sum(1 for i in c["answer_ids"] if i in failed_ids),

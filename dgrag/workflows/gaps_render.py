@@ -34,7 +34,8 @@ def markdown(report: GapReport, translations_only: bool = False) -> str:
     out = [f"# Gap report{since}", "",
            f"**{report.asked}** questions asked, **{report.answered_pct}%** answered "
            f"({report.failed} unanswered, low confidence or thumbed down). Clustered with "
-           f"{report.model or 'the index embedder'} at cosine {report.link_cosine:.2f}" + latest,
+           f"{report.model or 'the index embedder'} at cosine {report.link_cosine:.2f}"
+           + (f", {report.language_offset:+.2f} across languages" if report.language_offset else "") + latest,
            "", "## What the docs fail to answer", ""]
     if not report.gaps:
         out.append("No failed question was asked twice on one topic." if report.failed else "Nothing failed.")
