@@ -217,8 +217,11 @@ def main(argv=None) -> int:
     ap.add_argument("--sweep", help="thresholds to try, e.g. 0.84:0.95:0.01 (default: LINK_COSINE only)")
     ap.add_argument("--raw", action="store_true",
                     help="cluster on raw cosines, not centred on the off-domain questions' mean (the comparison)")
+    ap.add_argument("--no-offset", action="store_true", help="no language offset (centred cosines alone)")
     ap.add_argument("--json", type=Path, help="write the figures here")
     args = ap.parse_args(argv)
+    if args.no_offset:
+        gaps.language_offset = lambda vectors, languages: 0.0
     if args.raw:  # a zero centre (centred() only normalises) and no language offset: the plain cosine
         gaps.centre_of = lambda embedder: np.zeros(embedder.dim, np.float32)
         gaps.language_offset = lambda vectors, languages: 0.0
