@@ -14,15 +14,15 @@ thresholds (on the dev log plain cosines find the most planted gaps at 0.90 alon
 its own language's questions than to its translation's: two questions in different languages
 score `language_offset` lower on average over the log (no labels: the mean cosine of pairs in
 one language less that of pairs across languages), and that offset is added back to every
-cross-language pair, so a topic asked in en and zh is one gap, not two. A gap is a cluster of at least
-`MIN_GAP` questions (a question alone is listed apart, as a one-off); gaps are ranked by
-count, then by how low their confidence is. Each gap names the index's sections nearest to its
+cross-language pair, so a topic asked in en and zh is one gap, not two. A gap is a cluster of
+at least `MIN_GAP` questions (a question alone is listed apart, as a one-off); gaps are ranked
+by count, then by how low their confidence is. Each gap names the index's sections nearest to its
 centroid and what those lack: the cluster's key terms (words in at least half of its
 questions, at least two) that none of the nearest sections holds.
 
 `LINK_COSINE` was chosen on a dev log (bench/gaps.py, seed 1: the middle of the plateau where
 the most planted gaps are found with no spurious cluster) and reported on a test log with other
-gap topics (seed 2): docs/benchmarks.md, "The gap report". The most asked topics are the same
+gap topics (seed 2): docs/benchmarks.md, "The gap report and translation gaps". The most asked topics are the same
 clustering over every question. At most `MAX_QUESTIONS` questions (the latest) are clustered:
 the clustering's work grows as the square of its input.
 """
@@ -72,7 +72,8 @@ class GapReport:
     def as_dict(self) -> dict:
         return {"since": self.since, "model": self.model, "asked": self.asked, "answered": self.answered,
                 "answered_pct": self.answered_pct, "failed": self.failed, "clustered": self.clustered,
-                "link_cosine": self.link_cosine, "language_offset": self.language_offset, "gaps": self.gaps, "one_offs": self.one_offs,
+                "link_cosine": self.link_cosine, "language_offset": self.language_offset, "gaps": self.gaps,
+                "one_offs": self.one_offs,
                 "topics": self.topics, "translations": self.translations}
 
 
