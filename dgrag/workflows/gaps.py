@@ -18,7 +18,8 @@ cross-language pair, so a topic asked in en and zh is one gap, not two. A gap is
 at least `MIN_GAP` questions (a question alone is listed apart, as a one-off); gaps are ranked
 by count, then by how low their confidence is. Each gap names the index's sections nearest to its
 centroid and what those lack: the cluster's key terms (words in at least half of its
-questions, at least two) that none of the nearest sections holds.
+questions, at least two, and in at most COMMON_SHARE of the index's sections: not the site's
+own name or platforms) that none of the nearest sections holds.
 
 `LINK_COSINE` was chosen on a dev log (bench/gaps.py, seed 1: the middle of the plateau where
 the most planted gaps are found with no spurious cluster) and reported on a test log with other
@@ -46,8 +47,10 @@ MAX_QUESTIONS = 3000
 NEAREST = 3
 EXAMPLES = 5
 TOPICS = 10
-_GENERIC = frozenset("arkui arkui-x x app application ios android platform api apis page docs doc documentation "
-                     "way work works need want make possible support supported there any some one".split())
+COMMON_SHARE = 0.04  # a word in more of the index's sections than this says nothing of a gap's topic
+# question words, which the docs rarely hold but every question does
+_GENERIC = frozenset("way work works need want make possible support supported there any some one "
+                     "怎么 如何 什么 哪个 哪些 需要 可以 是否 支持 怎样".split())
 
 
 @dataclass
@@ -169,11 +172,16 @@ def language_offset(vectors: np.ndarray, languages: list[str]) -> float:
     return max(0.0, same / same_pairs - cross / cross_pairs)
 
 
-def key_terms(questions: list[str]) -> list[str]:
-    """Words that at least half of the questions (and at least two) use, most used first."""
-    counts = Counter(t for q in questions for t in set(tokenize(q)) if t not in _GENERIC and len(t) > 1)
+def key_terms(questions: list[str], common: frozenset[str] = frozenset()) -> list[str]:
+    """Words that at least half of the questions (and at least two) use, most used first; none
+    of the `common` ones (the site's own words: its name, its platforms)."""
+    counts = Counter(t for q in questions for t in set(tokenize(q))
+                     if t not in _GENERIC and t not in common and len(t) > 1)
     need = max(2, (len(questions) + 1) // 2) if len(questions) > 1 else 1
-    return [t for t, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])) if n >= need][:12]
+    kept = [t for t, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])) if n >= need]
+    # an identifier's parts ("effect", "kit" of "effectkit") say nothing the whole does not
+    return [t for t in kept if not any(len(u) > len(t) and t in u and counts[u] >= counts[t] and u.isascii()
+                                       for u in kept)][:12]
 
 
 class Sections:
@@ -183,6 +191,16 @@ class Sections:
         self.store = store
         self.rowids, self.matrix = store.vectors.matrix("chunk")
         self._nodes: dict[int, dict] = {}
+        self._common: frozenset[str] | None = None
+
+    def common_terms(self) -> frozenset[str]:
+        """The words in more than COMMON_SHARE of the sections (read once: a few seconds on the
+        demo's 7,000 sections)."""
+        if self._common is None:
+            rows = self.store.nodes.texts_of_type("chunk")
+            df = Counter(t for _, crumb, text, _ in rows for t in set(tokenize(crumb + "\n" + text)))
+            self._common = frozenset(t for t, n in df.items() if n > COMMON_SHARE * len(rows))
+        return self._common
 
     def nearest(self, centroid: np.ndarray, k: int = NEAREST) -> list[dict]:
         if self.matrix.size == 0:
@@ -215,7 +233,7 @@ def _cluster_entry(rows: list[dict], vecs: np.ndarray, members: list[int], secti
     reasons = Counter(w for r in picked for w in r["_why"])
     near = sections.nearest(centroid)
     held = set(t for s in near for t in tokenize(s["section"] + "\n" + s["_text"]))
-    terms = key_terms([r["question"] for r in picked])
+    terms = key_terms([r["question"] for r in picked], sections.common_terms())
     confs = [r["confidence"] for r in picked if r.get("confidence") is not None]
     return {"count": len(members), "distinct_questions": len(questions), "examples": questions[:EXAMPLES],
             "reasons": dict(sorted(reasons.items())),
