@@ -3,17 +3,18 @@ from __future__ import annotations
 
 import sys
 
-from .common import open_index, settings_for
+from .common import require_index, settings_for
 
 
 def cmd_gaps(args) -> int:
     from ..backends.embedders import embedder_for_store
+    from ..store import Store
     from ..workflows.gaps import gap_report, since_date
     from ..workflows.gaps_render import render
 
     settings = settings_for(args)
     since = since_date(args.since or "")
-    with open_index(settings) as store:
+    with Store(require_index(settings.db_path), readonly=True) as store:  # a report writes nothing
         if args.translations:
             from ..answer.translations import translation_gaps
             from ..workflows.gaps import GapReport
