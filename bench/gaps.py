@@ -192,7 +192,7 @@ def run_split(split: str, index: Path, work: Path, sweep: list[float], seed: int
     labels = json.loads(labels_file.read_text(encoding="utf-8"))
     out = {"split": split, "seed": seed, "db": str(db), "by_threshold": {}}
     with Store(db, readonly=True) as st:
-        from dgrag.backends.embedders import embedder_for_store
+        from dgrag.backends.embedder_choice import embedder_for_store
 
         emb = Remembered(embedder_for_store(Settings.from_env(db_path=db), st))
         for t in sweep:

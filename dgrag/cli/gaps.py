@@ -7,7 +7,7 @@ from .common import require_index, settings_for
 
 
 def cmd_gaps(args) -> int:
-    from ..backends.embedders import embedder_for_store
+    from ..backends.embedder_choice import embedder_for_store
     from ..store import Store
     from ..workflows.gaps import gap_report, since_date
     from ..workflows.gaps_render import render

@@ -12,13 +12,15 @@ from .service import Service
 
 def report_text(service: Service, secret: str, since: str, fmt: str) -> tuple[str, str | None]:
     """(the report as Markdown for the page, the path of the report written as `fmt` to download)."""
+    from ..backends.embedder_choice import embedder_for_store
     from ..store import Store
     from ..workflows.gaps import gap_report, since_date
     from ..workflows.gaps_render import render
 
     service.check_admin(secret)
     with Store(service.settings.db_path, readonly=True) as store:
-        report = gap_report(store, service.retriever.embedder, since_date(since))
+        # the batch engine, not the questions' lane (which waits a request's timeout at most)
+        report = gap_report(store, embedder_for_store(service.settings, store), since_date(since))
     md = render(report, "md")
     if fmt == "md":
         return md, None
