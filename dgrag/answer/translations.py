@@ -6,8 +6,8 @@ Pages pair in three passes, each only over the pages the earlier ones left alone
 2. by links: a page whose links (out and in), mapped through the pairs found so far, are those
    of a page in the other tree (Jaccard >= LINK_JACCARD over >= 2 shared pages, best both ways);
 3. by meaning: the pages' vectors (the index's embedder; the packaged multilingual-e5 puts a page
-   and its translation closest: docs/benchmarks.md, "Translation gaps") best both ways, at
-   least PAGE_COSINE, and ahead of the runner-up by PAGE_MARGIN.
+   and its translation closest: docs/benchmarks.md, "The gap report and translation gaps") best
+   both ways, at least PAGE_COSINE, and ahead of the runner-up by PAGE_MARGIN.
 A pair drifts when the two pages no longer say the same things: API headings (identifiers,
 with their `<sup>20+</sup>` version marks) only in one, a version mark that differs, or a count
 of headings or code blocks that differs by more than COUNT_SLACK. The API headings one side

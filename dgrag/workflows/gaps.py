@@ -23,9 +23,9 @@ own name or platforms) that none of the nearest sections holds.
 
 `LINK_COSINE` was chosen on a dev log (bench/gaps.py, seed 1: the middle of the plateau where
 the most planted gaps are found with no spurious cluster) and reported on a test log with other
-gap topics (seed 2): docs/benchmarks.md, "The gap report and translation gaps". The most asked topics are the same
-clustering over every question. At most `MAX_QUESTIONS` questions (the latest) are clustered:
-the clustering's work grows as the square of its input.
+gap topics (seed 2): docs/benchmarks.md, "The gap report and translation gaps". The most asked
+topics are the same clustering over every question. At most `MAX_QUESTIONS` questions (the
+latest) are clustered: the clustering's work grows as the square of its input.
 """
 from __future__ import annotations
 
