@@ -11,10 +11,11 @@ from .build import cmd_enrich, cmd_import_openie, cmd_import_passages, cmd_index
 from .chat import cmd_chat
 from .common import METHODS, json_config, k_list, method_list, port_number, positive_float, positive_int
 from .fresh import cmd_sync, cmd_watch
+from .gaps import cmd_gaps
 from .serve import cmd_serve
 
 COMMANDS = ("index", "sync", "watch", "stats", "snapshot", "enrich", "import-passages", "import-openie", "query",
-            "eval", "chat", "serve")
+            "eval", "chat", "serve", "gaps")
 
 
 class Parser(argparse.ArgumentParser):
@@ -45,7 +46,7 @@ def build_parser() -> Parser:
                    help="on an unexpected error, show the Python traceback instead of one line")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in (_index, _sync, _watch, _stats, _snapshot, _enrich, _import_passages, _import_openie, _query, _eval,
-                _chat, _serve):
+                _chat, _serve, _gaps):
         add(sub)
     return p
 
@@ -258,3 +259,14 @@ def _serve(sub) -> None:
     sv.add_argument("--build-demo", action="store_true",
                     help="build the demo index into --db first when the file is absent (as `python app.py` does)")
     sv.set_defaults(func=cmd_serve)
+
+
+def _gaps(sub) -> None:
+    gp = sub.add_parser("gaps", help="what the docs fail to answer, from the question log; translation gaps")
+    _db(gp)
+    gp.add_argument("--since", metavar="DATE", help="only questions asked at or after DATE (ISO, e.g. 2026-05-01)")
+    gp.add_argument("--format", choices=("md", "csv", "json"), default="md", help="the report's format (default md)")
+    gp.add_argument("--translations", action="store_true",
+                    help="only the translation gaps: pages with no counterpart in the other language tree, "
+                         "counterparts that drifted (API headings, version marks, headings and code blocks)")
+    gp.set_defaults(func=cmd_gaps)
