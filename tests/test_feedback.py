@@ -43,7 +43,7 @@ def _stream_done(url: str, body: dict, **headers) -> dict:
     return next(e for e in events if e["type"] == "done")
 
 
-def test_every_channel_logs_its_answer_once_and_feedback_reads_back_from_the_index_file(live):
+def test_every_channel_logs_its_answer_once_and_feedback_reads_back_from_the_index_file(live, capsys):
     rest = _post(live.url, "/chat", {"query": QUESTION, "use_llm": False}).json()
     widget = _stream_done(live.url, {"query": "ACE Tools 怎么创建应用？"}, **{"X-Dgrag-Channel": "widget"})
     v1 = _post(live.url, "/v1/chat/completions", {"model": "app", "use_llm": False,
@@ -59,7 +59,8 @@ def test_every_channel_logs_its_answer_once_and_feedback_reads_back_from_the_ind
     assert row["question"] == "ACE Tools 怎么创建应用？" and row["language"] == "zh"
     assert row["sections"][0] == widget["meta"]["references"][0]["id"] and row["sections"][0].startswith("chunk")
     assert row["confidence"] == pytest.approx(widget["confidence"]) and row["unanswered"] is False
-    assert row["answer"] == widget["llm_response"] and json.loads(row["index_state"])["nodes"] > 0
+    assert row["answer"] == widget["llm_response"]
+    assert json.loads(row["index_state"]) == widget["meta"]["docs_version"] and row["index_state"] != "{}"
 
     for channel, rating, comment in (("rest", -1, "wrong page"), ("v1", 1, ""), ("mcp", 0, "needs an example")):
         r = _post(live.url, "/feedback", {"answer_id": ids[channel], "rating": rating, "comment": comment})
@@ -68,6 +69,14 @@ def test_every_channel_logs_its_answer_once_and_feedback_reads_back_from_the_ind
     assert (rows[ids["rest"]]["rating"], rows[ids["rest"]]["comments"]) == (-1, ["wrong page"])
     assert rows[ids["v1"]]["rating"] == 1 and rows[ids["mcp"]]["comments"] == ["needs an example"]
     assert rows[ids["widget"]]["rating"] == 0  # none given
+
+    from dgrag.cli import main  # `dgrag gaps` reads the same tables: REST's thumbs down is a failed question
+
+    capsys.readouterr()
+    assert main(["gaps", "--db", str(live.service.settings.db_path), "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    failed = [o for o in report["one_offs"]] + [g for g in report["gaps"]]
+    assert any(o.get("answer_id") == ids["rest"] or ids["rest"] in o.get("answer_ids", []) for o in failed)
 
 
 def test_bad_feedback_is_refused_and_nothing_is_stored(live):
@@ -98,7 +107,9 @@ def test_logging_off_keeps_no_question_but_feedback_stores_the_answer_it_names(t
         app.stop()
 
 
-def test_the_log_goes_to_log_db_and_the_retention_period_prunes_it(tmp_path, fixture_index):
+def test_the_log_goes_to_log_db_and_the_retention_period_prunes_it(tmp_path, fixture_index, capsys, monkeypatch):
+    from dgrag.cli import main
+
     side = tmp_path / "questions.db"
     app, _ = start_served(app_settings(tmp_path, fixture_index, log_db=str(side), log_retention_days=30))
     try:
@@ -113,6 +124,10 @@ def test_the_log_goes_to_log_db_and_the_retention_period_prunes_it(tmp_path, fix
             st.asked.record_feedback("ans-old", -1)
         app.service.log.start()  # as at the server's start
         assert list(_logged(app.service)) == [answer_id]
+        capsys.readouterr()  # `dgrag gaps` finds the side file (DGRAG_LOG_DB) beside the index
+        monkeypatch.setenv("DGRAG_LOG_DB", str(side))
+        assert main(["gaps", "--db", str(app.service.settings.db_path), "--format", "json"]) == 0
+        assert json.loads(capsys.readouterr().out)["asked"] == 1
         health = httpx2.get(app.url + "/health").json()["question_log"]
         assert health["file"] == str(side) and health["retention_days"] == 30 and health["log_questions"]
     finally:

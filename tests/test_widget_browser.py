@@ -80,13 +80,26 @@ def page():
 SHADOW = "document.querySelector('[data-dgrag-widget]').shadowRoot"
 
 
+def _failed_in_gaps(app, capsys) -> set[str]:
+    """The questions `dgrag gaps` reports as failed (gaps' examples and the ones asked once)."""
+    import json
+
+    from dgrag.cli import main
+
+    app.service.log.flush()
+    capsys.readouterr()
+    assert main(["gaps", "--db", str(app.service.settings.db_path), "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    return {q for g in data["gaps"] for q in g["examples"]} | {o["question"] for o in data["one_offs"]}
+
+
 def _logged(app) -> list[dict]:
     app.service.log.flush()
     with Store(app.service.log.path, readonly=True) as st:
         return st.asked.asked_since("")
 
 
-def test_the_widget_on_another_sites_page_streams_a_cited_answer_and_takes_feedback(site, page):
+def test_the_widget_on_another_sites_page_streams_a_cited_answer_and_takes_feedback(site, page, capsys):
     origin, _, app = site
     streamed = []
     page.on("response", lambda r: streamed.append(r.headers.get("content-type", "")) if r.url.endswith("/chat/stream")
@@ -130,6 +143,7 @@ def test_the_widget_on_another_sites_page_streams_a_cited_answer_and_takes_feedb
     (row,) = [r for r in _logged(app) if r["channel"] == "widget"]
     assert row["question"] == "How do I create an application with ACE Tools?" and row["sections"]
     assert row["rating"] == -1 and row["comments"] == ["It skips the SDK setup"]
+    assert row["question"] in _failed_in_gaps(app, capsys)  # the gap report reads the widget's thumbs
 
 
 def test_the_widget_speaks_the_pages_language_and_is_refused_from_an_origin_not_allowed(site, page):
@@ -146,7 +160,7 @@ def test_the_widget_speaks_the_pages_language_and_is_refused_from_an_origin_not_
     assert len(_logged(app)) == before  # refused before any answer ran
 
 
-def test_thumbs_and_a_comment_in_the_chat_are_stored_with_the_answer(site, page):
+def test_thumbs_and_a_comment_in_the_chat_are_stored_with_the_answer(site, page, capsys):
     _, _, app = site
     page.goto(app.url + "/")
     page.locator("#question textarea").fill("What does ace check do?")
@@ -164,3 +178,4 @@ def test_thumbs_and_a_comment_in_the_chat_are_stored_with_the_answer(site, page)
     (row,) = [r for r in _logged(app) if r["channel"] == "chat"]
     assert row["question"] == "What does ace check do?" and row["rating"] == -1
     assert row["comments"] == ["ace check output is not explained"]
+    assert row["question"] in _failed_in_gaps(app, capsys)

@@ -98,7 +98,8 @@ def _read_tools(server, indexes: Indexes) -> None:
         return {"index": indexes.name_of(svc), "answer": out["llm_response"], "llm": bool(out["meta"].get("llm")),
                 "answer_id": out.get("answer_id"),
                 "answerable": out.get("answerable"), "confidence": out.get("confidence"),
-                "components": out.get("components", []), "references": out["references"][:50]}
+                "components": out.get("components", []), "references": out["references"][:50],
+                "docs_version": out["meta"].get("docs_version")}
 
     @server.tool(annotations=read_only)
     def list_indexes() -> dict[str, Any]:

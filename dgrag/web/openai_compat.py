@@ -26,7 +26,7 @@ from ..errors import DgragError
 from .indexes import Indexes, UnknownIndex
 from .leaving import until_gone
 
-MAX_MESSAGES = 200  # beyond the body limit's own bound: the history keeps the last 12 turns anyway
+MAX_MESSAGES = 200  # beyond the body limit's own bound: the model reads the last 6 turns of the history anyway
 
 
 class OAIMessage(BaseModel):
@@ -133,7 +133,7 @@ class Completion:
                     meta = ev.get("meta", {})
                     yield self._chunk({}, "stop", citations=_citations(meta, results),
                                       usage=self._usage("".join(answer)), **judged(results),
-                                      components=meta.get("components", []))
+                                      components=meta.get("components", []), docs_version=meta.get("docs_version"))
         except DgragError as exc:
             yield f"data: {json.dumps(error_body(str(exc), type(exc).__name__))}\n\n"
         yield "data: [DONE]\n\n"
@@ -149,7 +149,7 @@ class Completion:
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": answer},
                              "finish_reason": "stop"}],
                 "usage": self._usage(answer), "citations": _citations(meta, results), **judged(results),
-                "components": meta.get("components", []),
+                "components": meta.get("components", []), "docs_version": meta.get("docs_version"),
                 "references": [r.to_api() | {"text": ""} for res in results for r in res.chunks][:50]}
 
     def _usage(self, answer: str) -> dict:
