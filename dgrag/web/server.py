@@ -2,8 +2,8 @@
 (the Spaces entry point, a thin shim over this module) run the same thing.
 
 `build_app` makes the services (one per index file), the Gradio Blocks and the FastAPI app
-(with /chat, /retrieve, /health, /chat/stream, /images/{sha}, the MCP tools at /mcp, the
-OpenAI-compatible /v1 routes, and the UI mounted at /) with no other side effect; `serve` starts
+(with /chat, /retrieve, /health, /chat/stream, /feedback, /widget.js, /images/{sha}, the MCP tools
+at /mcp, the OpenAI-compatible /v1 routes, and the UI mounted at /) with no other side effect; `serve` starts
 the sync schedule if one is set, builds the demo index if asked and absent, loads the indexes,
 then runs uvicorn.
 """
