@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import httpx2
 import pytest
@@ -167,5 +168,25 @@ def test_feedback_counts_against_the_rate_limit_with_cors_on_the_refusal(tmp_pat
         codes = [_post(app.url, "/feedback", {"answer_id": answer_id, "rating": 1}, Origin=SITE) for _ in range(3)]
         assert [r.status_code for r in codes] == [200, 200, 429]
         assert codes[-1].headers["access-control-allow-origin"] == SITE and codes[-1].headers["retry-after"]
+    finally:
+        app.stop()
+
+
+def test_several_indexes_each_keep_their_own_log_and_feedback_finds_the_one(tmp_path, embedder):
+    from live_clients import two_indexes
+
+    from dgrag.config import Settings
+
+    folder, en, zh = two_indexes(tmp_path, Path(__file__).resolve().parent / "fixtures" / "docs", embedder)
+    app, indexes = start_served(Settings(db_path=folder, log_db=str(tmp_path / "q.db")))
+    try:
+        asked = {name: _post(app.url, "/chat", {"query": QUESTION, "index": name, "use_llm": False}).json()["answer_id"]
+                 for name in ("en", "zh")}
+        for name, answer_id in asked.items():
+            r = _post(app.url, "/feedback", {"answer_id": answer_id, "rating": -1})
+            assert r.status_code == 200 and r.json()["index"] == name
+        assert indexes.get("en").log.path == tmp_path / "q.db" and indexes.get("zh").log.path == tmp_path / "q-zh.db"
+        for name in ("en", "zh"):
+            assert [(r["id"], r["rating"]) for r in _logged(indexes.get(name)).values()] == [(asked[name], -1)]
     finally:
         app.stop()
