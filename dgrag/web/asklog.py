@@ -60,6 +60,8 @@ class QuestionLog:
         self.path, self.where = log_path(settings)
         self._recent: OrderedDict[str, dict] = OrderedDict()
         self._lock = threading.Lock()
+        # held around each write: open_index takes it to swap the file in under no open connection
+        self.file_lock = threading.Lock()
         self._queue: queue.Queue = queue.Queue()
         self._thread: threading.Thread | None = None
         self._pruned_at: float | None = None  # time.monotonic() of the last pruning
@@ -146,7 +148,10 @@ class QuestionLog:
                     self._prune(writer)
                     continue
                 try:
-                    result = writer.do(kind, answer_id, payload)
+                    with self.file_lock:
+                        result = writer.do(kind, answer_id, payload)
+                        if self._queue.empty():  # idle: no connection kept on a file that may be replaced
+                            writer.close()
                 except Exception as exc:  # noqa: BLE001 - one bad write must not stop the log
                     if future is not None:
                         future.set_exception(exc)
@@ -164,14 +169,16 @@ class QuestionLog:
             return
         before = (datetime.now(timezone.utc) - timedelta(days=self.retention_days)).isoformat(timespec="seconds")
         try:
-            writer.do("prune", before, None)
+            with self.file_lock:
+                writer.do("prune", before, None)
+                writer.close()
         except Exception as exc:  # noqa: BLE001
             print(f"question log: pruning failed: {exc}", file=sys.stderr)
 
 
 class _Writer:
-    """The log thread's connection: opened on first use (never before the index file exists:
-    opening it would make an empty index), reopened when the file was replaced (open_index)."""
+    """The log thread's connection: opened for the writes waiting (never before the index file
+    exists: opening it would make an empty index), closed when none waits."""
 
     def __init__(self, path: Path, create: bool):
         self.path, self.create = path, create

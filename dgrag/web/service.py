@@ -396,7 +396,7 @@ class Service:
             st.check_embedder(emb.model_id, emb.dim)
             stats = st.stats()
         target = Path(self.settings.db_path)
-        with self.write_lock:
+        with self.write_lock, self.log.file_lock:  # the question log writes to no file while it moves
             staged = target.with_suffix(".incoming.db")
             shutil.copyfile(uploaded, staged)
             if target.exists():
