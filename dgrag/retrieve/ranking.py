@@ -29,7 +29,10 @@ scales that mean the same on every question, and one linear score ranks them:
   person the first names, the reference section of the method a guide calls); it never takes
   the first place (`order`);
 - `language`: 1 for a section in the question's language (`core.language_of`), else 0: a
-  bilingual corpus holds each page twice, and an identifier matches both copies alike.
+  bilingual corpus holds each page twice, and an identifier matches both copies alike;
+- `prose`: the share of the section's own lines that are prose (`shape.prose_share`): 0 for a
+  heading with no text of its own, low for a link list; such a section matches by its heading
+  and answers nothing (its sub-sections and the pages it links to are candidates themselves).
 
 The weights are fitted on the dev splits of the bench sets (`python -m bench.ranker`) and kept
 in RetrievalConfig (`rank_w_*`), so a request can change them.
@@ -50,7 +53,7 @@ OUTSIDE_BASE = -0.1
 # the dev splits between 0.5 and 1: docs/benchmarks.md, "The weighted chunk ranking")
 BRIDGE_SHARE = 0.5
 NO_SCORES = (np.zeros(0, np.int64), np.zeros(0))  # a source left out: (graph indices, scores)
-FEATURES = ("base", "dense", "lexical", "page", "walk", "ppr", "evidence", "link", "child", "bridge", "language")
+FEATURES = ("base", "dense", "lexical", "page", "walk", "ppr", "evidence", "link", "child", "bridge", "language", "prose")
 
 
 def weights_of(cfg: RetrievalConfig) -> np.ndarray:
@@ -116,6 +119,8 @@ def features(li: LoadedIndex, cfg: RetrievalConfig, cands: np.ndarray, chunks: R
         F[:, 8] = child - child.max()
     if language:
         F[:, 10] = li.language()[cands] == language
+    if cfg.rank_w_prose > 0:
+        F[:, 11] = li.prose()[cands]
     return F
 
 
