@@ -105,8 +105,9 @@ class RetrievalConfig:
     # on another page (the next hop; it never takes the first place)
     rank_w_bridge: float = 2.0
     rank_w_language: float = 1.5  # weight of a section in the question's language (bilingual corpora)
-    # weight of the share of a section's own text that is prose, not a heading alone or a list
-    # of links (retrieve/shape.py): such sections match by their heading and answer nothing
+    # weight of the share of a section's own lines that are prose, minus 1 (0 for prose, -1 for a
+    # heading alone or a list of links, retrieve/shape.py): such sections match by their
+    # heading and answer nothing
     rank_w_prose: float = 1.0
     # a title named by a top passage and the question together counts as `bridge` evidence too
     # (one of its terms from the passage): "British" asked, "Hong Kong" in the passage

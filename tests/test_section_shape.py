@@ -66,8 +66,8 @@ def test_a_heading_alone_and_a_link_list_rank_below_the_section_that_answers(sha
     first = [c["breadcrumb"] for c in by_words["chunks"]]
     assert first[0] in hollow  # the words alone put a section with no answer first
     prose = _prose(shaped, by_words)
-    assert prose[answer] == 1.0 and prose["Guides / Testing"] == 1.0
-    assert all(prose[h] == 0.0 for h in hollow if h in prose)
+    assert prose[answer] == 0.0 and prose["Guides / Testing"] == 0.0  # prose: no change
+    assert all(prose[h] == -1.0 for h in hollow if h in prose)
     shaped_res = shaped.retrieve(q, {**ZERO, "rank_w_prose": 1.0})
     assert [c["breadcrumb"] for c in shaped_res["chunks"]][0] == answer
 

@@ -30,9 +30,10 @@ scales that mean the same on every question, and one linear score ranks them:
   the first place (`order`);
 - `language`: 1 for a section in the question's language (`core.language_of`), else 0: a
   bilingual corpus holds each page twice, and an identifier matches both copies alike;
-- `prose`: the share of the section's own lines that are prose (`shape.prose_share`): 0 for a
-  heading with no text of its own, low for a link list; such a section matches by its heading
-  and answers nothing (its sub-sections and the pages it links to are candidates themselves).
+- `prose`: the share of the section's own lines that are prose (`shape.prose_share`) minus 1:
+  0 for prose (a corpus of prose ranks and scores as without it), -1 for a heading with no
+  text of its own or a list of links; such a section matches by its heading and answers
+  nothing (its sub-sections and the pages it links to are candidates themselves).
 
 The weights are fitted on the dev splits of the bench sets (`python -m bench.ranker`) and kept
 in RetrievalConfig (`rank_w_*`), so a request can change them.
@@ -120,7 +121,7 @@ def features(li: LoadedIndex, cfg: RetrievalConfig, cands: np.ndarray, chunks: R
     if language:
         F[:, 10] = li.language()[cands] == language
     if cfg.rank_w_prose > 0:
-        F[:, 11] = li.prose()[cands]
+        F[:, 11] = li.prose()[cands] - 1.0
     return F
 
 
