@@ -69,7 +69,7 @@ def _output(p, quiet: bool = True) -> None:
 def _config(p) -> None:
     p.add_argument("--config", metavar="JSON", type=json_config,
                    help="retrieval parameters as a JSON object, e.g. '{\"final_chunk_k\": 5}' "
-                        "(each also env DGRAG_RETRIEVAL_<NAME>; see the README's table)")
+                        "(each also env DGRAG_RETRIEVAL_<NAME>; see docs/configuration.md)")
 
 
 def _asking(p) -> None:
@@ -78,7 +78,8 @@ def _asking(p) -> None:
     _db(p)
     _embedder(p)
     p.add_argument("--method", choices=METHODS, default=None,
-                   help="stage-3 method (default diffusion; env DGRAG_RETRIEVAL_METHOD)")
+                   help="stage-3 method (default diffusion; ppr is an experimental comparison, below dense "
+                        "on documentation; env DGRAG_RETRIEVAL_METHOD)")
     _config(p)
     p.add_argument("--no-llm", action="store_true",
                    help="retrieval only: the answer is the retrieved context, even when an LLM is configured "
