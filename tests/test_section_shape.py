@@ -28,6 +28,10 @@ ZERO = {f"rank_w_{f}": 0.0 for f in FEATURES if f != "base"}
     ("## See also\n\n- <a href=\"a.html\">Using ACE Tools</a>\n- <a href=\"b.html\">References</a>", 0.0),
     ("## Routing\n\nPages are routed by their file path under the source folder.\n- [Routing](r.md)", 0.5),
     ("## Open\n\nCall the [router](router.md) to open a page with its parameters and a callback.", 1.0),
+    # a sentence whose link text is most of it is prose, not a link list
+    ("## Adding\n\nThe [configureStore API adds the thunk middleware during store creation](a.md), so it is there.", 1.0),
+    ("## Picture\n\nThe layout of the page, as the preview draws it.\n![The page layout](layout.png)", 1.0),
+    ("## APIs\n\n| API | Effect |\n|---|---|\n| [dispatch](a.md) | sends an action |\n| [subscribe](b.md) | listens |", 0.5),
     ("## 路由\n\n页面按源目录下的文件路径路由，每个文件对应一个页面。", 1.0),
     ("A passage without a heading: Hong Kong films of the 1990s.", 1.0),  # MuSiQue's passages
 ])

@@ -14,13 +14,14 @@ import re
 
 # a section with fewer visible characters of its own than this is a heading alone ("Coming soon.")
 MIN_BODY_CHARS = 20
-# a line is a link line when its links' text is at least this share of its visible letters
-LINK_LINE_SHARE = 0.5
+# a line is a link line when, its links taken out, at most this many words are left ("- [Store](a.md)",
+# "| [dispatch](b.md) | sends an action |"); a sentence with a long link in it is prose
+LINK_LINE_WORDS = 3
 
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
-_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|<a\s[^>]*>(.*?)</a>", re.IGNORECASE)
+_LINK = re.compile(r"(?<!!)\[([^\]]*)\]\([^)]*\)|<a\s[^>]*>(.*?)</a>", re.IGNORECASE)  # images are not links
 _TAG = re.compile(r"<[^>]+>|&nbsp;|&#160;")
-_WORD = re.compile(r"\w", re.UNICODE)
+_WORDS = re.compile(r"\w+", re.UNICODE)
 
 
 def prose_share(text: str) -> float:
@@ -37,10 +38,6 @@ def prose_share(text: str) -> float:
 
 
 def _is_link_line(line: str) -> bool:
-    found = list(_LINK.finditer(line))
-    if not found:
+    if not _LINK.search(line):
         return False
-    linked = sum(len(_WORD.findall(m.group(1) or m.group(2) or "")) for m in found)
-    shown = _TAG.sub("", _LINK.sub(lambda m: m.group(1) or m.group(2) or "", line))
-    visible = len(_WORD.findall(shown))
-    return visible > 0 and linked >= LINK_LINE_SHARE * visible
+    return len(_WORDS.findall(_TAG.sub("", _LINK.sub(" ", line)))) <= LINK_LINE_WORDS
