@@ -7,7 +7,8 @@ Run it before and after a change that must not alter the extraction (a refactor)
 
 The calls are the ones `enrich --step openie` makes offline: every chunk of the whole ArkUI-X
 corpus (data/arkui-x-docs, en + zh, read by dgrag's own parser, with and without its raw
-Markdown) and every MuSiQue passage (as `import-passages` stores it). A digest hashes the full
+Markdown) and every MuSiQue passage (as `import-passages` stores it), each corpus with the packs
+it is given by default (openie_choice: chosen from what it shows). A digest hashes the full
 output (entities with descriptions, triples, in order), before the per-chunk caps of steps.py.
 """
 from __future__ import annotations
@@ -18,10 +19,13 @@ import json
 import sys
 from pathlib import Path
 
+from dgrag.config import Settings
 from dgrag.enrich import heuristic_openie
-from dgrag.enrich.steps import openie_input
+from dgrag.enrich.openie_packs import lexicon
+from dgrag.enrich.steps import corpus_pack_choice, openie_input
 from dgrag.ingest.markdown import detect_language, parse_page
 from dgrag.ingest.pipeline import decode_page, list_pages
+from dgrag.ingest.site import detect_site
 
 ROOT = Path(__file__).resolve().parent.parent
 ARKUI = ROOT / "data" / "arkui-x-docs"
@@ -32,27 +36,40 @@ def _lang(node: dict) -> str:
     return "zh" if node.get("language") == "zh" else "en"
 
 
-def calls(arkui: Path = ARKUI, musique: Path = MUSIQUE):
-    """(key, text, breadcrumb, language, raw_markdown) of every call, in a fixed order."""
+def _chunks(arkui: Path) -> list[dict]:
+    out = []
     for path in list_pages(arkui):
         page = parse_page(path, decode_page((arkui / path).read_bytes()))
-        for n in page.nodes:
-            if n["type"] != "chunk":
-                continue
-            args = (openie_input(n), n["breadcrumb"], _lang(n))
-            yield f"arkui:{n['id']}", *args, n["text"]
-            yield f"arkui-plain:{n['id']}", *args, None
+        out += [dict(n, source_path=path) for n in page.nodes if n["type"] == "chunk"]
+    return out
+
+
+def calls(arkui: Path = ARKUI, musique: Path = MUSIQUE):
+    """(key, text, breadcrumb, language, raw_markdown, lexicon) of every call, in a fixed order."""
+    chunks = _chunks(arkui)
+    choice = corpus_pack_choice(chunks, Settings(), detect_site(arkui).generator)
+    print(f"arkui-x: packs {choice.describe()}", file=sys.stderr)
+    lex = lexicon(choice.packs)
+    for n in chunks:
+        args = (openie_input(n), n["breadcrumb"], _lang(n))
+        yield f"arkui:{n['id']}", *args, n["text"], lex
+        yield f"arkui-plain:{n['id']}", *args, None, lex
     if musique.exists():
-        for idx, item in enumerate(json.loads(musique.read_text(encoding="utf-8"))):
+        items = json.loads(musique.read_text(encoding="utf-8"))
+        passages = [{"rowid": i, "source_path": str(i), "text": item["text"]} for i, item in enumerate(items)]
+        choice = corpus_pack_choice(passages, Settings())
+        print(f"musique: packs {choice.describe()}", file=sys.stderr)
+        lex = lexicon(choice.packs)
+        for idx, item in enumerate(items):
             text, title = item["text"], str(item.get("title") or f"passage {idx}")
             lang = "zh" if detect_language(text) == "zh" else "en"
-            yield f"musique:{idx}", text[:6000], title, lang, text
+            yield f"musique:{idx}", text[:6000], title, lang, text, lex
 
 
 def digests() -> dict[str, str]:
     out: dict[str, str] = {}
-    for key, text, crumb, lang, raw in calls():
-        result = heuristic_openie.extract(text, crumb, lang, raw)
+    for key, text, crumb, lang, raw, lex in calls():
+        result = heuristic_openie.extract(text, crumb, lang, raw, lex)
         blob = json.dumps(result, ensure_ascii=False, separators=(",", ":"))
         out[key] = hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()[:24]
     return out

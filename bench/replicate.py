@@ -87,12 +87,13 @@ def _prose_lines(text: str):
 def _kept_words() -> set[str]:
     """The lexicons' Latin words, and the CJK characters that are entries of their own (a
     character inside a lexicon's word is no boundary)."""
+    from dgrag.enrich.openie_packs import all_words   # the demo's packs: programs, file types, labels too
+
+    entries = [line.strip() for f in _LEXICONS.glob("*.txt") for line in f.read_text(encoding="utf-8").splitlines()
+               if line and not line.startswith("#")]
     kept = set()
-    for f in _LEXICONS.glob("*.txt"):
-        for line in f.read_text(encoding="utf-8").splitlines():
-            if line and not line.startswith("#"):
-                word = line.strip()
-                kept.update(w.lower() for w in _WORD.findall(word) if len(w) > 1 or len(word) == 1)
+    for word in entries + sorted(all_words(("arkui-x",))):
+        kept.update(w.lower() for w in _WORD.findall(word) if len(w) > 1 or len(word) == 1)
     return kept
 
 

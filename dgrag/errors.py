@@ -9,6 +9,10 @@ class ConfigError(DgragError):
     """A setting has an invalid value."""
 
 
+class PackError(ConfigError):
+    """An offline-OpenIE pack is unknown, or its file is malformed (dgrag/enrich/packs/README.md)."""
+
+
 class SqliteVecUnavailable(DgragError):
     """No sqlite3 module on this Python can load the sqlite-vec extension."""
 
@@ -66,3 +70,19 @@ class Cancelled(DgragError):
         """Raise when `cancel` (a threading.Event, or None for "cannot be cancelled") is set."""
         if cancel is not None and cancel.is_set():
             raise Cancelled("cancelled")
+
+
+class SyncError(DgragError):
+    """A docs repository could not be synced: a git command failed or ran past its time."""
+
+
+class GitMissing(SyncError):
+    """No `git` program on this machine's PATH."""
+
+
+class NotARepository(SyncError):
+    """The path or URL given is not a git repository."""
+
+
+class BranchMissing(SyncError):
+    """The repository has no branch of the name asked for."""

@@ -8,9 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from dgrag.enrich.heuristic_openie import (
-    MAX_ENTITIES, MAX_NAME_CHARS, MAX_TRIPLES, extract, normalize_entity,
-)
+from dgrag.enrich import heuristic_openie
+from dgrag.enrich.heuristic_openie import MAX_ENTITIES, MAX_NAME_CHARS, MAX_TRIPLES, normalize_entity
+from dgrag.enrich.openie_packs import lexicon
+
+# the texts are ArkUI-X's: the OpenHarmony pack gives the behaviour these tests were written for
+OPENHARMONY = lexicon(("openharmony",))
+
+
+def extract(text, crumb, lang, raw=None):
+    return heuristic_openie.extract(text, crumb, lang, raw, OPENHARMONY)
 
 # ---- excerpts copied from /work/shared/corpus/arkui-x-docs, as `filter` text (heading first) ----
 
@@ -437,11 +444,11 @@ def test_the_pipeline_steps_leave_their_inputs_alone():
     from dgrag.enrich.openie_definitions import read_definitions
 
     text = "getTotalBytes\nSystem capability: SystemCapability.Web.Core"
-    st = new_state(text, "Request / getTotalBytes", "en", None)
+    st = new_state(text, "Request / getTotalBytes", "en", None, OPENHARMONY)
     read_signatures(st)
     collect_mentions(st)
     before = list(st.mentions)
-    found = read_definitions(st.text, st.topic, REL_EN, tuple(st.mentions), st.sents, st.body_start, st.sig_spans)
+    found = read_definitions(OPENHARMONY, st.text, st.topic, REL_EN, tuple(st.mentions), st.sents, st.body_start, st.sig_spans)
     assert st.mentions == before
     # once as the mention found before, once as the listed part of the value (deduplicated at the end)
     assert [(t[2], t[3], t[4]) for t in found.triples] == [

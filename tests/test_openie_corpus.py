@@ -5,6 +5,7 @@ from __future__ import annotations
 from dgrag.config import Settings
 from dgrag.enrich import heuristic_openie
 from dgrag.enrich.heuristic_openie import clause_relation, extract
+from dgrag.enrich.openie_packs import lexicon
 from dgrag.enrich.steps import offline_openie_for_corpus, stop_entities
 
 
@@ -16,7 +17,7 @@ def test_named_things_of_one_sentence_relate_to_each_other_not_only_to_the_topic
     assert [e for e, _ in ents] == ["Lake Zurich", "Zurich", "Rapperswil", "Linth", "Glarus"]
     assert triples == [
         ("Linth", "flows into it from", "Glarus"),      # neighbours with a short clause between them
-        ("Lake Zurich", "mentions", "Zurich"),          # the topic's links (TOPIC_STAR), before ...
+        ("Lake Zurich", "mentions", "Zurich"),          # the topic's links (topic_star), before ...
         ("Lake Zurich", "mentions", "Rapperswil"),
         ("Lake Zurich", "mentions", "Linth"),
         ("Lake Zurich", "mentions", "Glarus"),
@@ -26,16 +27,16 @@ def test_named_things_of_one_sentence_relate_to_each_other_not_only_to_the_topic
     ]
 
 
-def test_without_the_topic_star_only_unrelated_names_keep_a_topic_link(monkeypatch):
-    monkeypatch.setattr(heuristic_openie, "TOPIC_STAR", False)
-    _, triples = extract(LAKE, "Lake Zurich", "en")
+def test_without_the_topic_star_only_unrelated_names_keep_a_topic_link():
+    no_star = lexicon((), topic_star=False)
+    _, triples = extract(LAKE, "Lake Zurich", "en", None, no_star)
     assert triples == [
         ("Linth", "flows into it from", "Glarus"),
         ("Lake Zurich", "lies between", "Zurich"),
         ("Zurich", "appears with", "Rapperswil"),
         ("Lake Zurich", "appears with", "Rapperswil"),
     ]
-    _, triples = extract("Lake Zurich\nThe lake is popular. Boats reach Rapperswil.", "Lake Zurich", "en")
+    _, triples = extract("Lake Zurich\nThe lake is popular. Boats reach Rapperswil.", "Lake Zurich", "en", None, no_star)
     assert triples == [("Lake Zurich", "mentions", "Rapperswil")]
 
 

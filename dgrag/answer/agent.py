@@ -21,6 +21,7 @@ from ..backends.chat import chat_llm
 from ..core import language_of
 from .images import image_parts, wants_images
 from .planner import Call, Planner, Round
+from .translations import with_counterparts
 from .tokens import estimate_tokens, message_tokens
 
 MAX_CALLS_PER_ROUND = 3
@@ -162,7 +163,7 @@ class Answerer:
     # ---- the answer ---------------------------------------------------------------------------------
     def _final(self, run: Run, question: str, history: list[dict], with_context: bool = True) -> Iterator[dict]:
         lang = language_of(question)
-        refs = run.book.references() if with_context else []
+        refs = with_counterparts(store_of(self.retriever), run.book.references(), lang) if with_context else []
         text = (f"References:\n\n{run.book.render_numbered() or '(nothing found)'}\n\n"
                 f"{_signal(run.results, lang)}Question: {question}" if with_context else question)
         messages = [{"role": "system", "content": render("answer_short" if self.style == "short" else "answer", lang)},
@@ -249,12 +250,18 @@ def reference_list(refs: list[dict], cited: list[int], language: str) -> str:
     shown = [r for r in refs if r["n"] in set(cited)] or refs
     lines = []
     for r in shown:
-        crumb = (r["breadcrumb"] or r["id"]).replace("[", "(").replace("]", ")")
-        url = r["source_url"] or ""
-        where = f"[{crumb}]({url})" if url.startswith(("http://", "https://")) else f"{crumb} (`{url}`)"
+        where = _where(r)
+        if r.get("counterpart"):  # the same section in the asker's language first (answer/translations.py)
+            where = f"{_where(r['counterpart'])} · {where}"
         lines.append(f"[{r['n']}] {where}")
     head = "参考资料" if language == "zh" else "References"
     return f"\n\n**{head}**\n\n" + "\n".join(f"{line}  " for line in lines)
+
+
+def _where(r: dict) -> str:
+    crumb = (r["breadcrumb"] or r["id"]).replace("[", "(").replace("]", ")")
+    url = r["source_url"] or ""
+    return f"[{crumb}]({url})" if url.startswith(("http://", "https://")) else f"{crumb} (`{url}`)"
 
 
 def _signal(results: list[RetrievalResult], lang: str) -> str:

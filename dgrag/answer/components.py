@@ -16,6 +16,7 @@ from __future__ import annotations
 from ..core import Reference, RetrievalResult, judged, language_of, page_title
 from .book import ContextBook
 from .extractive import corpus_idf, extract, section_label
+from .translations import with_counterparts
 
 READ_MORE = 5
 WORDS = {"en": {"read_more": "Read more", "not_covered": "The docs don't seem to cover this; the closest sections are",
@@ -40,12 +41,29 @@ def _link(ref: Reference) -> str:
     return f"[{label}]({url})" if url.startswith(("http://", "https://")) else label
 
 
-def read_more(refs: list[tuple[int, Reference]], cited: list[int], lang: str, limit: int = READ_MORE) -> str:
-    """The sections to read next: the cited ones first, then the other top sections."""
+def read_more(refs: list[tuple[int, Reference]], cited: list[int], lang: str, limit: int = READ_MORE,
+              twins: dict[str, dict] | None = None) -> str:
+    """The sections to read next: the cited ones first, then the other top sections; a section
+    from the other language's tree with its counterpart in the asker's (`twins`: id -> it) first."""
     chunks = [(n, r) for n, r in refs if r.type == "chunk"]
     first = [(n, r) for n, r in chunks if n in cited] + [(n, r) for n, r in chunks if n not in cited]
-    lines = [f"[{n}] {_link(r)}  " for n, r in first[:limit]]
+    twins = twins or {}
+    lines = [f"[{n}] {_twin_link(twins.get(r.id))}{_link(r)}  " for n, r in first[:limit]]
     return f"**{WORDS[lang]['read_more']}**\n\n" + "\n".join(lines) if lines else ""
+
+
+def _twin_link(twin: dict | None) -> str:
+    if not twin:
+        return ""
+    label = section_label(twin["breadcrumb"]).replace("[", "(").replace("]", ")")
+    url = twin["source_url"] or ""
+    return (f"[{label}]({url})" if url.startswith(("http://", "https://")) else label) + " · "
+
+
+def counterparts(refs: list[tuple[int, Reference]], lang: str, store) -> dict[str, dict]:
+    """id -> the same section in the asker's language, for the sections from another tree."""
+    rows = with_counterparts(store, [{"id": r.id, "type": r.type} for _, r in refs], lang)
+    return {row["id"]: row["counterpart"] for row in rows if "counterpart" in row}
 
 
 def offline_answer(question: str, results: list[RetrievalResult], embedder, retriever=None) -> tuple[str, dict]:
@@ -64,21 +82,25 @@ def offline_answer(question: str, results: list[RetrievalResult], embedder, retr
         closest = [r for _, r in refs if r.type == "chunk"][:3]
         head = (f"{WORDS[lang]['not_covered']} " + ("、" if lang == "zh" else ", ").join(
             f"“{section_label(r.breadcrumb)}”" for r in closest) + (("。" if lang == "zh" else ".") + "\n\n"))
-    text = head + answer + "\n\n" + read_more(refs, cited, lang)
-    meta = {"llm": False, "rounds": len(results), **verdict, "references": reference_rows(refs),
+    twins = counterparts(refs, lang, store_of(retriever))
+    text = head + answer + "\n\n" + read_more(refs, cited, lang, twins=twins)
+    meta = {"llm": False, "rounds": len(results), **verdict, "references": reference_rows(refs, twins),
             "citations": {"cited": cited, "removed": 0, "removed_numbers": []},
             "components": build(head + answer, cited, refs, verdict, False, store_of(retriever))}
     return text, meta
 
 
-def reference_rows(refs: list[tuple[int, Reference]]) -> list[dict]:
+def reference_rows(refs: list[tuple[int, Reference]], twins: dict[str, dict] | None = None) -> list[dict]:
     """The numbered references as the answer's metadata lists them: readable title and section
-    (the id stays for programs, never shown)."""
+    (the id stays for programs, never shown), and the section's `counterpart` in the asker's
+    language where it has one."""
     rows = []
     for n, r in refs:
         row = {"n": n, "id": r.id, "type": r.type, "title": page_title(r.breadcrumb),
                "section": section_label(r.breadcrumb), "breadcrumb": r.breadcrumb,
                "source_url": r.source_url or "", "score": r.score}
+        if twins and r.id in twins:
+            row["counterpart"] = twins[r.id]
         if r.image_url:
             row["image_url"] = r.image_url
         rows.append(row)

@@ -22,7 +22,7 @@ Triples: topic --mentions/提及--> entity; definitional (X, "is a"/"是"/"指",
 "System capability: SystemCapability.X" or "支持平台：Android、iOS"; aliases "X (Y)";
 for two entities adjacent in one sentence, the short phrase between them (≤ 6 words / ≤ 10
 CJK characters) as the relation; and the named things of one sentence related to each other
-(each with the next COOCCUR_WINDOW ones: the clause between neighbours, else "appears with"),
+(each with the next `cooccur_window` ones: the clause between neighbours, else "appears with"),
 the topic standing in for an opening pronoun ("It was founded by X").
 Output order (and so what survives the per-chunk caps of steps.py): definitions, signatures
 and fields, aliases, adjacent phrases, the topic's "mentions", then the co-occurrences.
@@ -31,7 +31,9 @@ Pure functions, standard library only, deterministic. This module is the pipelin
 (`STEPS`) run in order over one explicit `ExtractionState`, each reading what the earlier ones
 left there and adding its own findings. The candidate finders live in `openie_mentions`, the
 definition reader in `openie_definitions`, text and topic helpers in `openie_text`, patterns in
-`openie_lexicon` and the word lists in `openie_words/*.txt` (package data).
+`openie_lexicon`, the language word lists in `openie_words/*.txt` and the platform knowledge (CLI
+programs, file types, field labels, boilerplate, signature lines) in packs (`packs/*.toml`, merged
+into the `Lexicon` that `extract` takes; `openie_choice` picks them for a corpus).
 """
 from __future__ import annotations
 
@@ -43,16 +45,17 @@ from typing import Callable, Mapping
 
 from .openie_definitions import read_definitions
 from .openie_lexicon import (  # noqa: F401 - normalize_entity and the limits are public here too
-    BOILERPLATE, CJK, FIELD_LABELS, GENERIC_HEADINGS, MAX_DESC_CHARS, MAX_ENTITIES, MAX_NAME_CHARS, MAX_TOPIC_CHARS,
-    MAX_TRIPLES, SCORE, SIG_LINE, SKIP_LABELS, WS, display_name, nfkc, normalize_entity, read_words,
+    CJK, GENERIC_HEADINGS, MAX_DESC_CHARS, MAX_ENTITIES, MAX_NAME_CHARS, MAX_TOPIC_CHARS,
+    MAX_TRIPLES, SCORE, WS, display_name, nfkc, normalize_entity, read_words,
 )
+from .openie_packs import Lexicon, lexicon
 from .openie_mentions import (
-    Mention, bold_spans, cjk_mentions, code_spans, command_mentions, latin_mentions, quoted_mentions,
+    Mention, bold_spans, cjk_mentions, code_spans, command_mentions, latin_mentions, quoted_mentions, user_handles,
 )
-from .openie_text import clean_heading, is_cjk, sentence_spans, section_topic, trim_sentence, valid_name
+from .openie_text import clean_heading, is_cjk, release_of, sentence_spans, section_topic, trim_sentence, valid_name
 
 __all__ = ["normalize_entity", "extract", "ExtractionState", "STEPS", "MAX_ENTITIES", "MAX_TRIPLES",
-           "MAX_NAME_CHARS"]
+           "MAX_NAME_CHARS", "Lexicon", "lexicon"]
 
 Triple = tuple[int, int, str, str, str]      # (priority, position, head, relation, tail): output sorts on both
 
@@ -67,11 +70,6 @@ _CONNECT_STOP_ZH = frozenset(read_words("connect_stop_zh"))
 # a sentence opening with one of these speaks of the section topic: "It was founded in ...", "该模块…"
 _TOPIC_PRONOUNS_EN = frozenset({"it", "its", "he", "his", "she", "her", "they", "their", "this", "these"})
 _TOPIC_PRONOUNS_ZH = ("它", "他", "她", "该", "其", "本模块", "此")
-# True: the topic "mentions" every named thing, before the co-occurrences. False (only what relates to
-# nothing else) lost 1.4-3.6 points of R@5 on MuSiQue offline: a passage's title in its facts is what the
-# fact route matches (docs/benchmarks.md, "Offline OpenIE")
-TOPIC_STAR = True
-COOCCUR_WINDOW = 3      # a named thing relates to the next this many in its sentence
 
 
 @dataclass
@@ -93,12 +91,14 @@ class ExtractionState:
     breadcrumb: str
     raw_markdown: str | None
     zh: bool
+    lex: Lexicon                   # the packs' knowledge and the extraction's switches
     R: Mapping[str, str]           # relation labels in the chunk's language
     topic: str
     topic_heading: str
     topic_alias: str
     parent: str
     topic_key: str
+    release: bool                  # a changelog's section: the topic is the release
     sents: list[tuple[int, int]]
     sent_bounds: list[int]         # the sentences' starts, for bisect
     masked: str = ""               # the text with signature lines and boilerplate blanked
@@ -116,31 +116,36 @@ class ExtractionState:
         return min(max(0, bisect.bisect_right(self.sent_bounds, pos) - 1), max(0, len(self.sents) - 1))
 
 
-def new_state(text: str, breadcrumb: str, language: str, raw_markdown: str | None) -> ExtractionState:
+def new_state(text: str, breadcrumb: str, language: str, raw_markdown: str | None,
+              lex: Lexicon | None = None) -> ExtractionState:
     zh = (language or "").lower().startswith("zh")
+    lex = lex or lexicon()
     text = nfkc(text or "").replace("\\@", "@").replace("\u200b", "")
-    topic, heading, alias, parent = section_topic(breadcrumb, text)
+    topic, heading, alias, parent = section_topic(breadcrumb, text, lex.en_stop)
     text, body_start = _split_heading_line(text, breadcrumb)
     sents = sentence_spans(text)
     return ExtractionState(text=text, body_start=body_start, breadcrumb=breadcrumb, raw_markdown=raw_markdown,
-                           zh=zh, R=REL_ZH if zh else REL_EN, topic=topic, topic_heading=heading, topic_alias=alias,
+                           zh=zh, lex=lex, R=REL_ZH if zh else REL_EN, topic=topic, topic_heading=heading,
+                           topic_alias=alias,
                            parent=parent, topic_key=normalize_entity(topic), sents=sents,
+                           release=bool(release_of(breadcrumb)),
                            sent_bounds=[s for s, _ in sents], masked=text)
 
 
 # --------------------------------------------------------------------------------------
 # main entry
 # --------------------------------------------------------------------------------------
-def extract(text: str, breadcrumb: str, language: str, raw_markdown: str | None = None
-            ) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]]]:
+def extract(text: str, breadcrumb: str, language: str, raw_markdown: str | None = None,
+            lex: Lexicon | None = None) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]]]:
     """Entities `[(name, description)]` and triples `[(head, relation, tail)]` of one chunk.
 
     `text` is the chunk's prose (`filter`: first line the heading title), `breadcrumb` the
     "H1 / H2 / H3" path, `language` "zh" or "en" (relation labels: 提及/mentions, ...), and
     `raw_markdown` optionally the chunk's Markdown, whose inline code spans become entities.
     At most MAX_ENTITIES entities and MAX_TRIPLES triples, most specific first; the output
-    order is deterministic (topic first, then by first appearance)."""
-    st = new_state(text, breadcrumb, language, raw_markdown)
+    order is deterministic (topic first, then by first appearance). `lex`: the packs' knowledge
+    and the switches (openie_packs.lexicon); None: the base alone."""
+    st = new_state(text, breadcrumb, language, raw_markdown, lex)
     for step in STEPS:
         step(st)
     return result(st)
@@ -163,33 +168,42 @@ def _split_heading_line(text: str, breadcrumb: str) -> tuple[str, int]:
 # the steps, in order
 # --------------------------------------------------------------------------------------
 def read_signatures(st: ExtractionState) -> None:
-    """API signature lines ("name(args): ReturnType", "type X = Y"): read, then masked."""
-    text, R = st.text, st.R
-    for m in SIG_LINE.finditer(text):
-        g = "name" if m.group("name") else "tname"
-        if m.start(g) < st.body_start or CJK.search(m.group(0)):
-            continue
-        name = m.group(g)
-        st.sig_spans.append((m.start(), m.end()))
-        st.masked = st.masked[:m.start()] + " " * (m.end() - m.start()) + st.masked[m.end():]
-        st.mentions.append(Mention(m.start(g), m.end(g), name, "signature"))
-        args = m.group("args") or ""
-        for t in re.finditer(r"(?<![\w.'\"])[A-Z][A-Za-z0-9_]+(?:\.[A-Z][A-Za-z0-9_]*)*(?:<[^<>()]*>)?", args):
-            tpos = m.start("args") + t.start()
-            st.mentions.append(Mention(tpos, tpos + len(t.group(0)), t.group(0), "camel"))
-            st.triples.append((1, tpos, name, R["param"], t.group(0)))
-        rg = "ret" if g == "name" else "tval"
-        ret = (m.group(rg) or "").strip().rstrip(";").strip()
-        if ret and ret.lower() not in ("void", "undefined", "any", "null", "this") and valid_name(ret):
-            rpos = text.find(ret, m.start(rg))
-            if rpos < 0:
-                continue
+    """API signature lines of the packs' patterns ("name(args): ReturnType", "type X = Y",
+    "def name(args) -> T", "fn name(args) -> T"): read, then masked."""
+    for pattern in st.lex.signatures:
+        for m in pattern.finditer(st.text):
+            if not any(m.start() < b and a < m.end() for a, b in st.sig_spans):  # an earlier pack's line
+                _read_signature(st, m)
+
+
+def _read_signature(st: ExtractionState, m: re.Match) -> None:
+    """One signature line: its name, the types it takes and returns; the line is then masked."""
+    text, R, groups = st.text, st.R, m.groupdict()
+    g = "name" if groups.get("name") else "tname"
+    if m.start(g) < st.body_start or CJK.search(m.group(0)):
+        return
+    name = m.group(g)
+    st.sig_spans.append((m.start(), m.end()))
+    st.masked = st.masked[:m.start()] + " " * (m.end() - m.start()) + st.masked[m.end():]
+    st.mentions.append(Mention(m.start(g), m.end(g), name, "signature"))
+    args = groups.get("args") or ""
+    for t in re.finditer(r"(?<![\w.'\"])[A-Z][A-Za-z0-9_]+(?:\.[A-Z][A-Za-z0-9_]*)*(?:<[^<>()]*>)?", args):
+        tpos = m.start("args") + t.start()
+        st.mentions.append(Mention(tpos, tpos + len(t.group(0)), t.group(0), "camel"))
+        st.triples.append((1, tpos, name, R["param"], t.group(0)))
+    rg = "ret" if g == "name" else "tval"
+    ret = (groups.get(rg) or "").strip().rstrip(";").strip()
+    if ret and ret.lower() not in ("void", "undefined", "any", "null", "this") and valid_name(ret, stop=st.lex.en_stop):
+        rpos = text.find(ret, m.start(rg))
+        if rpos >= 0:
             st.mentions.append(Mention(rpos, rpos + len(ret), ret, "camel"))
             st.triples.append((1, rpos, name, R["returns"], ret))
 
 
 def mask_boilerplate(st: ExtractionState) -> None:
-    for bp in BOILERPLATE.finditer(st.masked):
+    if st.lex.boilerplate is None:
+        return
+    for bp in st.lex.boilerplate.finditer(st.masked):
         st.masked = st.masked[:bp.start()] + " " * (bp.end() - bp.start()) + st.masked[bp.end():]
         st.sig_spans.append((bp.start(), bp.end()))
 
@@ -198,23 +212,26 @@ def collect_mentions(st: ExtractionState) -> None:
     """The candidate finders over the masked text, then the raw Markdown's code and bold spans."""
     text, masked = st.text, st.masked
     sent_starts = {s + (len(text[s:e]) - len(text[s:e].lstrip())) for s, e in st.sents}
-    latin = latin_mentions(masked, st.body_start, sent_starts, st.zh)
+    latin = latin_mentions(st.lex, masked, st.body_start, sent_starts, st.zh)
     st.mentions += latin
-    st.mentions += command_mentions(masked)
+    st.mentions += command_mentions(st.lex, masked)
     st.mentions += [Mention(m.start(), m.end(), "$$", "ident")
                     for m in re.finditer(r"(?<![$A-Za-z0-9_])\$\$(?![$A-Za-z0-9_])", masked)]
+    handles = user_handles(st.raw_markdown, st.text, st.release)
+    if handles:   # people in release notes ("by @user"), not decorators
+        st.mentions = [m for m in st.mentions if m.kind != "decorator" or m.surface[1:].lower() not in handles]
     st.mentions += quoted_mentions(masked)
     st.mentions += cjk_mentions(masked, latin)
     st.mentions += _topic_spans(st)
     if not st.raw_markdown:
         return
-    for span, pos in code_spans(st.raw_markdown, text):
+    for span, pos in code_spans(st.lex, st.raw_markdown, text):
         if pos >= 0:
             for m in re.finditer(re.escape(span), text):
                 st.mentions.append(Mention(m.start(), m.end(), span, "code"))
         else:
             st.extra.append((span, "code", len(text)))
-    for b in bold_spans(st.raw_markdown):
+    for b in bold_spans(st.lex, st.raw_markdown):
         pos = text.find(b)
         if pos >= 0:
             st.mentions.append(Mention(pos, pos + len(b), b, "bold"))
@@ -223,7 +240,7 @@ def collect_mentions(st: ExtractionState) -> None:
 def _topic_spans(st: ExtractionState) -> list[Mention]:
     """The section topic where the body names it ("The Journal of Mathematical Physics is ..."): one
     span, so the words inside it do not become entities of their own."""
-    if len(st.topic_key) < 2 or not valid_name(st.topic):
+    if len(st.topic_key) < 2 or not valid_name(st.topic, stop=st.lex.en_stop):
         return []
     left = r"(?<![\w@$.])" if re.match(r"\w", st.topic) and not is_cjk(st.topic[:1]) else ""
     right = r"(?![\w])" if re.search(r"\w$", st.topic) and not is_cjk(st.topic[-1:]) else ""
@@ -233,7 +250,7 @@ def _topic_spans(st: ExtractionState) -> list[Mention]:
 
 def read_definitions_step(st: ExtractionState) -> None:
     """Definitions, labelled fields and API first sentences (openie_definitions)."""
-    found = read_definitions(st.text, st.topic, st.R, st.mentions, st.sents, st.body_start, st.sig_spans)
+    found = read_definitions(st.lex, st.text, st.topic, st.R, st.mentions, st.sents, st.body_start, st.sig_spans)
     st.mentions += found.mentions
     st.triples += found.triples
     st.extra += found.extra
@@ -242,7 +259,7 @@ def read_definitions_step(st: ExtractionState) -> None:
 def resolve_overlaps(st: ExtractionState) -> None:
     """Valid mentions without overlaps (longer first, then higher score), in text order, and the
     technical tokens contained in a chosen one: those stay entities, just not spans."""
-    mentions = [m for m in st.mentions if m.surface and valid_name(m.surface)]
+    mentions = [m for m in st.mentions if m.surface and valid_name(m.surface, stop=st.lex.en_stop)]
     mentions.sort(key=lambda m: (-(m.end - m.start), -m.score, m.start))
     occupied: list[tuple[int, int]] = []
     chosen: list[Mention] = []
@@ -265,8 +282,8 @@ def add_entity(st: ExtractionState, surface: str, kind: str, pos: int, score: in
     text, sents, ents = st.text, st.sents, st.ents
     name = display_name(surface)
     key = normalize_entity(name)
-    if not valid_name(name) or (key != st.topic_key and (key in GENERIC_HEADINGS or key in SKIP_LABELS
-                                                         or key in FIELD_LABELS)):
+    if not valid_name(name, stop=st.lex.en_stop) or (key != st.topic_key and (
+            key in GENERIC_HEADINGS or key in st.lex.skip_labels or key in st.lex.field_labels)):
         return None
     sc = SCORE.get(kind, 10) if score is None else score
     if key in ents:
@@ -297,7 +314,8 @@ def seed_topic_entities(st: ExtractionState) -> None:
             tdesc = st.topic_heading
         st.ents[topic_key] = Entity(display_name(topic), topic_key, -1, 1000, 1, tdesc[:MAX_DESC_CHARS])
     for extra_name, rel_key in ((st.topic_alias, "alias"), (st.parent, "part_of")):
-        if topic and extra_name and valid_name(extra_name, max_words=12, max_chars=MAX_TOPIC_CHARS):
+        if topic and extra_name and valid_name(extra_name, max_words=12, max_chars=MAX_TOPIC_CHARS,
+                                               stop=st.lex.en_stop):
             k = normalize_entity(extra_name)
             if k in st.ents or k == topic_key:
                 continue
@@ -341,7 +359,7 @@ def pair_relations(st: ExtractionState) -> None:
 
 def cooccurrence_relations(st: ExtractionState) -> None:
     """Named things of one sentence related to each other, not only to the page topic: each
-    with the next COOCCUR_WINDOW ones; between neighbours the words between them (their last
+    with the next `lex.cooccur_window` ones; between neighbours the words between them (their last
     short clause) are the relation, otherwise "appears with". A sentence that opens with a pronoun ("It was founded by X") relates
     the topic to its first named things."""
     by_sent: dict[int, list[Mention]] = {}
@@ -353,14 +371,14 @@ def cooccurrence_relations(st: ExtractionState) -> None:
         if lead is not None and all(normalize_entity(m.surface) != st.topic_key for m in ms):
             ms = [lead] + ms
         for i, a in enumerate(ms):
-            for j, b in enumerate(ms[i + 1:i + 1 + COOCCUR_WINDOW]):
+            for j, b in enumerate(ms[i + 1:i + 1 + st.lex.cooccur_window]):
                 if (a.start, b.start) in st.paired or normalize_entity(a.surface) == normalize_entity(b.surface):
                     continue
                 st.paired.add((a.start, b.start))
                 # the words between two neighbours say how they relate; past a third thing they may not
                 rel = (clause_relation(st.text[a.end:b.start]) if j == 0 else None) or st.R["with"]
-                # neighbours first; after the topic's "mentions" when those come first (TOPIC_STAR)
-                st.triples.append(((5 if TOPIC_STAR else 4) + j, a.start, a.surface, rel, b.surface))
+                # neighbours first; after the topic's "mentions" when those come first (topic_star)
+                st.triples.append(((5 if st.lex.topic_star else 4) + j, a.start, a.surface, rel, b.surface))
 
 
 def _topic_pronoun(st: ExtractionState, si: int) -> Mention | None:
@@ -412,8 +430,9 @@ def result(st: ExtractionState) -> tuple[list[tuple[str, str]], list[tuple[str, 
     kept = ranked[:MAX_ENTITIES - (1 if topic_key in ents else 0)]
     keep_keys = {e.key for e in kept} | ({topic_key} if topic_key in ents else set())
     related = {normalize_entity(x) for t in st.triples for x in (t[2], t[4])}
-    star = [(4 if TOPIC_STAR else 4 + COOCCUR_WINDOW, e.pos, st.topic, st.R["mentions"], e.name) for e in kept
-            if e.key not in st.structural and (TOPIC_STAR or e.key not in related)]
+    star_all, window = st.lex.topic_star, st.lex.cooccur_window
+    star = [(4 if star_all else 4 + window, e.pos, st.topic, st.R["mentions"], e.name) for e in kept
+            if e.key not in st.structural and (star_all or e.key not in related)]
     ordered = ([ents[topic_key]] if topic_key in ents else []) + sorted(kept, key=lambda e: (e.pos, e.key))
     return [(e.name, e.desc) for e in ordered], _final_triples(st.triples + star, ents, keep_keys)
 

@@ -11,10 +11,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .openie_lexicon import (
-    ACRONYM, CAMEL, CJK, EN_API_VERB, EN_STOP, FIELD_LABELS, FUNCTION_WORDS, SKIP_LABELS, URL,
+    ACRONYM, CAMEL, CJK, EN_API_VERB, FUNCTION_WORDS, URL,
     ZH_API_VERB, ZH_DEF_BAD_END, ZH_DEF_BAD_START, ZH_STOP, ZH_SUFFIXES, normalize_entity,
 )
 from .openie_mentions import Mention
+from .openie_packs import Lexicon
 from .openie_text import valid_name
 
 _EN_DEF = re.compile(
@@ -39,21 +40,21 @@ _TECHY = re.compile(r"[A-Z].*[A-Z]|[a-z][A-Z]|[._@$]|\d|[\u4e00-\u9fff]")
 _ZH_Y_LEAD = re.compile(r"^(?:一(?:个|套|种|款|组|项|类|系列|些)|个|种|套|款|指|对|一)")
 
 
-def _split_paren(x: str, pos: int, text: str) -> tuple[str, str, int]:
+def _split_paren(x: str, pos: int, text: str, stop: frozenset[str]) -> tuple[str, str, int]:
     """"ECDSA-like names": "Elliptic Curve ... (ECDSA)" -> (name, alias, alias position in text)."""
     m = re.match(r"^(.+?)\s*[(（]([^()（）]{1,30})[)）]$", x)
-    if not m or not valid_name(m.group(2)):
+    if not m or not valid_name(m.group(2), stop=stop):
         return x, "", -1
     apos = text.find(m.group(2), pos)
     return m.group(1).strip(), m.group(2).strip(), apos
 
 
-def _clean_en_np(y: str) -> str:
+def _clean_en_np(y: str, stop: frozenset[str]) -> str:
     if re.match(r"^(?:whether|if|how|what|which|that|when|where|why|to|not)\b", y.strip(), re.I):
         return ""
     y = _EN_NP_STOP.sub("", y.strip())
     words = y.split()[:6]
-    while words and (words[-1].lower() in EN_STOP or (len(words) > 1 and re.fullmatch(
+    while words and (words[-1].lower() in stop or (len(words) > 1 and re.fullmatch(
             r"[a-z]+(?:ed|ly)|corresponding|related|specified|given|provided", words[-1]))):
         words.pop()
     while words and words[0].lower() in {"a", "an", "the", "some", "set", "kind", "type", "collection"} and len(words) > 1:
@@ -77,12 +78,13 @@ def _clean_zh_np(y: str) -> str:
 
 
 
-def _defining_label(label: str, lkey: str) -> bool:
+def _defining_label(lex: Lexicon, label: str, lkey: str) -> bool:
     """Whether "label: ..." defines the label as a term, rather than introducing a note or a list."""
     lkey_nodigit = re.sub(r"\s*\d+$", "", lkey)
     short_label = (len(CJK.findall(label)) <= 10 and len(label) <= 16) if CJK.search(label) \
         else len(label.split()) <= 4
-    return (lkey not in SKIP_LABELS and lkey_nodigit not in SKIP_LABELS and valid_name(label) and short_label
+    return (lkey not in lex.skip_labels and lkey_nodigit not in lex.skip_labels and valid_name(label, stop=lex.en_stop)
+            and short_label
             and not re.search(r"[。.,，\[\]]", label)
             and not re.match(r"^(?:step|步骤|note|注意|例如|比如|e\.g|for example|如)", lkey)
             and not re.search(r"(?:包括|如下|以下|包含|为|有|是|the following|as follows|include|includes)$", lkey))
@@ -98,13 +100,13 @@ class Definitions:
     extra: tuple[tuple[str, str, int], ...]
 
 
-def read_definitions(text: str, topic: str, R: Mapping[str, str], mentions: Sequence[Mention],
+def read_definitions(lex: Lexicon, text: str, topic: str, R: Mapping[str, str], mentions: Sequence[Mention],
                      sents: Sequence[tuple[int, int]], body_start: int,
                      sig_spans: Sequence[tuple[int, int]]) -> Definitions:
     """Definitions and labelled fields of a chunk's body, sentence by sentence. `mentions` (the
     candidates found so far) are read, not changed: a field's value may be one of them. `R` maps
     relation keys to the chunk language's labels."""
-    reader = _DefinitionReader(text, topic, R, tuple(mentions))
+    reader = _DefinitionReader(lex, text, topic, R, tuple(mentions))
     reader.read(sents, body_start, sig_spans)
     return Definitions(tuple(reader.mentions), tuple(reader.triples), tuple(reader.extra))
 
@@ -112,11 +114,14 @@ def read_definitions(text: str, topic: str, R: Mapping[str, str], mentions: Sequ
 class _DefinitionReader:
     """Reads a chunk's body sentence by sentence; collects into its own lists."""
 
-    def __init__(self, text: str, topic: str, R: Mapping[str, str], known: tuple[Mention, ...]):
-        self.text, self.topic, self.R, self.known = text, topic, R, known
+    def __init__(self, lex: Lexicon, text: str, topic: str, R: Mapping[str, str], known: tuple[Mention, ...]):
+        self.lex, self.text, self.topic, self.R, self.known = lex, text, topic, R, known
         self.mentions: list[Mention] = []
         self.triples: list[tuple[int, int, str, str, str]] = []
         self.extra: list[tuple[str, str, int]] = []
+
+    def _valid(self, name: str) -> bool:
+        return valid_name(name, stop=self.lex.en_stop)
 
     def read(self, sents: Sequence[tuple[int, int]], body_start: int, sig_spans: Sequence[tuple[int, int]]) -> None:
         first_sentence = True
@@ -146,14 +151,14 @@ class _DefinitionReader:
         verb = vm.group("v")
         obj = vm.group("o")
         if vm_en:
-            obj = _clean_en_np(obj)
+            obj = _clean_en_np(obj, self.lex.en_stop)
             if len(obj.split()) < 2 and not _TECHY.search(obj):
                 obj = ""               # "Enumerates the reasons": too generic alone
         else:
             obj = _clean_zh_np(re.split(r"后|时|是否|并|且|以|来|要|需|[(（]", obj)[0])
             if len(obj) > 10:
                 obj = ""
-        if obj and valid_name(obj) and normalize_entity(obj) != normalize_entity(self.topic):
+        if obj and self._valid(obj) and normalize_entity(obj) != normalize_entity(self.topic):
             opos = self.text.find(obj, ss + vm.start("o"))
             if opos >= 0:
                 self.mentions.append(Mention(opos, opos + len(obj), obj, "isa_tail"))
@@ -169,10 +174,10 @@ class _DefinitionReader:
         if num and num.end() < len(label):
             label = label[num.end():]
         lkey = normalize_entity(label)
-        if lkey in FIELD_LABELS:
+        if lkey in self.lex.field_labels:
             self._field_values(label, value, ss + lab.start(2), ss + len(sent))
             return True
-        if _defining_label(label, lkey):
+        if _defining_label(self.lex, label, lkey):
             lpos = self.text.find(label, ss)
             self.mentions.append(Mention(lpos, lpos + len(label), label, "defined"))
             self.triples.append((0, lpos, label, self.R["defined_in"], self.topic))
@@ -191,7 +196,7 @@ class _DefinitionReader:
                 continue
             cursor = p + len(part)
             words = part.split()
-            if (valid_name(part) and len(part) <= 30 and len(words) <= 4
+            if (self._valid(part) and len(part) <= 30 and len(words) <= 4
                     and not any(w.lower() in FUNCTION_WORDS for w in words)):
                 self.mentions.append(Mention(p, p + len(part), part, "field_value"))
                 values.append(self.mentions[-1])
@@ -203,18 +208,18 @@ class _DefinitionReader:
         m = _EN_DEF.match(sent)
         if not m:
             return False
-        x, alias, alias_pos = _split_paren(m.group("x").strip(), ss + m.start("x"), self.text)
+        x, alias, alias_pos = _split_paren(m.group("x").strip(), ss + m.start("x"), self.text, self.lex.en_stop)
         xk = normalize_entity(x)
-        y = _clean_en_np(m.group("y"))
+        y = _clean_en_np(m.group("y"), self.lex.en_stop)
         rel = m.group("rel").lower()
         xw = x.split()
         name_like = all(w[:1].isupper() or not w[:1].isalpha() for w in xw)
-        good_x = (xk not in _EN_BAD_SUBJ and len(xw) <= (6 if name_like else 4) and valid_name(x)
-                  and not any(w.lower() in EN_STOP for w in xw[1:])
-                  and not (xw[0].lower() in EN_STOP and len(xw) == 1)
+        good_x = (xk not in _EN_BAD_SUBJ and len(xw) <= (6 if name_like else 4) and self._valid(x)
+                  and not any(w.lower() in self.lex.en_stop for w in xw[1:])
+                  and not (xw[0].lower() in self.lex.en_stop and len(xw) == 1)
                   and not re.match(r"^[A-Z][a-z]+s$", xw[0]) or len(xw) == 1 and CAMEL.search(x))
         yw = m.group("y").split()
-        good_y = bool(y) and valid_name(y) and normalize_entity(y) != xk and (
+        good_y = bool(y) and self._valid(y) and normalize_entity(y) != xk and (
             m.group("art") or rel not in ("is", "are") or (yw and (CAMEL.search(yw[0]) or ACRONYM.match(yw[0]))))
         if not (good_x and good_y):
             return False
@@ -240,7 +245,7 @@ class _DefinitionReader:
     def _zh_definition(self, sent: str, ss: int) -> None:
         """Chinese "X是Y" / "X指Y" / "X用于Y" / "X称为Y": the first fitting one of the sentence."""
         for m in _ZH_DEF.finditer(sent):
-            x, alias, alias_pos = _split_paren(m.group("x").strip(), ss + m.start("x"), self.text)
+            x, alias, alias_pos = _split_paren(m.group("x").strip(), ss + m.start("x"), self.text, self.lex.en_stop)
             # X starts at the clause start
             if m.start("x") != 0 and sent[m.start("x") - 1] not in ",，;；:：、(（ \n":
                 continue
@@ -248,12 +253,13 @@ class _DefinitionReader:
                 continue
             if x.endswith(("可能", "应该", "必须", "一定", "就是", "并不", "而不", "只是", "都是", "还是", "也是", "不是")):
                 continue
-            if not valid_name(x) or (len(CJK.findall(x)) > 10) or len(x.split()) > 4:
+            if not self._valid(x) or (len(CJK.findall(x)) > 10) or len(x.split()) > 4:
                 continue
             rel = m.group("rel")
             rel = "是" if rel in ("是", "即") else "指" if rel in ("是指", "指的是", "指") else rel
             y = _clean_zh_np(m.group("y"))
-            if rel == "是" and (not y or not valid_name(y) or y.startswith(("否", "因为", "为了", "由", "在", "从", "不"))):
+            if rel == "是" and (not y or not self._valid(y)
+                               or y.startswith(("否", "因为", "为了", "由", "在", "从", "不"))):
                 continue
             xpos = ss + m.start("x")
             self.mentions.append(Mention(xpos, xpos + len(x), x, "defined"))
@@ -261,7 +267,7 @@ class _DefinitionReader:
             if alias:
                 self.mentions.append(Mention(alias_pos, alias_pos + len(alias), alias, "quoted"))
                 self.triples.append((0, xpos, x, self.R["alias"], alias))
-            if y and valid_name(y) and normalize_entity(y) != normalize_entity(x):
+            if y and self._valid(y) and normalize_entity(y) != normalize_entity(x):
                 self._is_a_tail(y, ss + m.start("y"))
                 self.triples.append((0, xpos, x, self.R["is_a"] if rel == "是" else rel, y))
             return
@@ -272,6 +278,6 @@ class _DefinitionReader:
             x = m.group("x")
             if CJK.match(x) and not (len(x) <= 4 or x.endswith(tuple(ZH_SUFFIXES))):
                 continue
-            if valid_name(x) and normalize_entity(x) not in ZH_STOP:
+            if self._valid(x) and normalize_entity(x) not in ZH_STOP:
                 p = ss + m.start("x")
                 self.mentions.append(Mention(p, p + len(x), x, "via"))

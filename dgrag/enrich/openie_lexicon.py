@@ -1,5 +1,7 @@
-"""The offline OpenIE's lexicon: limits, character classes, name normalisation, word lists
-and token patterns for technical docs in Chinese and English. Data, no extraction logic."""
+"""The offline OpenIE's lexicon: limits, character classes, name normalisation, the language
+word lists and token patterns for technical docs in Chinese and English. Data, no extraction
+logic. What is one platform's (its CLI programs, file types, field labels, boilerplate,
+signatures) is in the packs (openie_packs.py, packs/*.toml)."""
 from __future__ import annotations
 
 import re
@@ -110,8 +112,6 @@ def _keys(name: str) -> frozenset[str]:
 EN_STOP = frozenset(read_words("en_stop"))
 ZH_STOP = frozenset(read_words("zh_stop"))
 GENERIC_HEADINGS = _keys("generic_headings")     # the topic walks up the breadcrumb past these
-FIELD_LABELS = _keys("field_labels")             # "Label: value" -> (topic, label, value) triples
-SKIP_LABELS = _keys("skip_labels")               # label lines that introduce content, never terms
 ZH_SUFFIXES = tuple(sorted(set(read_words("zh_suffixes")), key=len, reverse=True))   # longest head noun first
 ZH_BOUNDARY_CHARS = frozenset(read_words("zh_boundary_chars"))
 ZH_BOUNDARY_BIGRAMS = frozenset(read_words("zh_boundary_bigrams"))
@@ -124,20 +124,6 @@ ZH_DEF_BAD_START = read_words("zh_def_bad_start")
 ZH_DEF_BAD_END = frozenset(read_words("zh_def_bad_end"))
 
 
-def _cli_commands() -> MappingProxyType:
-    """program -> the subcommands that make a command entity (None: any)."""
-    out = {}
-    for ln in read_words("cli_commands"):
-        prog, _, subs = ln.partition(":")
-        out[prog.strip()] = frozenset(subs.split()) if subs.strip() else None
-    return MappingProxyType(out)
-
-
-CLI_SUBCOMMANDS = _cli_commands()
-COMMAND = re.compile(
-    r"(?<![A-Za-z0-9_./-])(" + "|".join(re.escape(p) for p in sorted(CLI_SUBCOMMANDS, key=len, reverse=True)) + r")"
-    r"((?:[ \t]+(?:--?[A-Za-z0-9_-]+|[a-z][A-Za-z0-9_.-]*)(?![A-Za-z0-9_.-])){1,3})")
-FILE_EXT = "|".join(read_words("file_ext"))
 FUNCTION_WORDS = frozenset(read_words("function_words"))
 GENERIC_TAILS = frozenset(read_words("generic_tails"))
 SENT_VERBS = frozenset(read_words("sent_verbs"))
@@ -159,23 +145,6 @@ CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2,}[a-z]|^[a-z]+[A-Z]")
 ACRONYM = re.compile(r"^[A-Z][A-Z0-9]{1,7}s?$")
 ABBREV = frozenset(read_words("abbrev"))
 
-SIG_LINE = re.compile(
-    r"(?m)^[ \t]*(?:(?:static|async|function|public|declare|export|readonly|get|set|new|abstract)[ \t]+)*"
-    r"(?P<name>[A-Za-z_$][A-Za-z0-9_$.]*)(?:<[^>\n]*>)?[ \t]*\((?P<args>[^\n]*)\)"
-    r"(?:[ \t]*:[ \t]*(?P<ret>[^\n]+?))?[ \t]*;?[ \t]*$"
-    r"|^[ \t]*(?:export[ \t]+)?type[ \t]+(?P<tname>[A-Za-z_$][A-Za-z0-9_$]*)[ \t]*=[ \t]*(?P<tval>[^\n]+)$"
-)
-# page boilerplate of the API reference: never a source of entities
-BOILERPLATE = re.compile(
-    r"The initial APIs of this module are supported since API version \d+\.?"
-    r"|Newly added APIs will be marked with a superscript to indicate their earliest API version\.?"
-    r"|本模块首批接口从API version \d+开始支持。?"
-    r"|后续版本的新增接口，采用上角标单独标记接口的起始版本。?"
-    r"|The APIs of this module can be used only in the stage model\.?"
-    r"|本模块接口仅可在Stage模型下使用。?"
-    r"|For details about the error codes, see"
-    r"|以下错误码的详细介绍请参见"
-)
 SENT_END = re.compile(r"[。！？!?；;]+|\.(?=\s|$)(?<![A-Z]\.)|\n+")
 
 SCORE = MappingProxyType({

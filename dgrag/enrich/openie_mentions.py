@@ -11,11 +11,11 @@ import re
 from dataclasses import dataclass
 
 from .openie_lexicon import (
-    MAX_NAME_CHARS, ABBREV, ACRONYM, API_VERBS_EN, CAMEL, CJK, CJK_RUN, CLI_SUBCOMMANDS, COMMAND,
-    EN_STOP, FIELD_LABELS, FILE_EXT, FUNCTION_WORDS, GENERIC_TAILS, LATIN, SCORE, SENT_VERBS, SKIP_LABELS,
-    TOKEN, URL, ZH_BOUNDARY_BIGRAMS, ZH_BOUNDARY_CHARS, ZH_CUT_WORDS, ZH_LEAD_STRIP, ZH_STOP, ZH_SUFFIXES,
-    ZH_TECH_MODIFIER_BAD, ZH_VERBISH_HEADS, nfkc, normalize_entity,
+    MAX_NAME_CHARS, ABBREV, ACRONYM, API_VERBS_EN, CAMEL, CJK, CJK_RUN, FUNCTION_WORDS, GENERIC_TAILS, LATIN,
+    SCORE, SENT_VERBS, TOKEN, URL, ZH_BOUNDARY_BIGRAMS, ZH_BOUNDARY_CHARS, ZH_CUT_WORDS, ZH_LEAD_STRIP, ZH_STOP,
+    ZH_SUFFIXES, ZH_TECH_MODIFIER_BAD, ZH_VERBISH_HEADS, nfkc, normalize_entity,
 )
+from .openie_packs import Lexicon
 from .openie_text import is_cjk, valid_name
 
 
@@ -33,7 +33,9 @@ class Mention:
 
 
 
-def _classify_token(tok: str, text: str, start: int, zh_context: bool, sentence_start: bool) -> str | None:
+def _classify_token(lex: Lexicon, tok: str, text: str, start: int, zh_context: bool,
+                    sentence_start: bool) -> str | None:
+    stop = lex.en_stop
     core = tok[:-2] if tok.endswith("()") else tok
     low = core.lower()
     if low in ABBREV or low.rstrip(".") in ABBREV:
@@ -42,7 +44,7 @@ def _classify_token(tok: str, text: str, start: int, zh_context: bool, sentence_
         return "decorator" if len(core) > 2 else None
     if tok.startswith("$"):
         return "ident" if len(core) > 1 else None
-    if re.search(rf"\.(?:{FILE_EXT})$", core, re.I) and not core.startswith("."):
+    if lex.file_ext.search(core) and not core.startswith("."):
         return "file"
     if "/" in core:
         parts = [p for p in core.split("/") if p]
@@ -57,7 +59,7 @@ def _classify_token(tok: str, text: str, start: int, zh_context: bool, sentence_
         if all(p.isdigit() for p in parts[1:]):
             return None
         if len(parts) == 2 and re.fullmatch(r"[a-z]{3,}", parts[0]) and re.fullmatch(r"[A-Z][a-z]+", parts[1]) \
-                and (parts[1].lower() in EN_STOP or parts[1].lower() in SENT_VERBS):
+                and (parts[1].lower() in stop or parts[1].lower() in SENT_VERBS):
             return None                      # "instance.Call createCipher()": a missing space
         if any(LATIN.search(p) for p in parts[1:]):
             return "api"
@@ -75,19 +77,19 @@ def _classify_token(tok: str, text: str, start: int, zh_context: bool, sentence_
             return "camel"
         return "latin_in_zh" if zh_context and len(core) > 2 else None
     if zh_context:
-        if len(core) >= 2 and low not in EN_STOP:
+        if len(core) >= 2 and low not in stop:
             return "latin_in_zh"
         return None
-    if core[0].isupper() and len(core) >= 3 and not sentence_start and low not in EN_STOP:
+    if core[0].isupper() and len(core) >= 3 and not sentence_start and low not in stop:
         return "proper"
     return None
 
 
-def latin_mentions(text: str, body_start: int, sent_starts: set[int], zh: bool) -> list[Mention]:
-    return _merge_token_runs(text, _scan_tokens(text, sent_starts, zh), body_start)
+def latin_mentions(lex: Lexicon, text: str, body_start: int, sent_starts: set[int], zh: bool) -> list[Mention]:
+    return _merge_token_runs(lex, text, _scan_tokens(lex, text, sent_starts, zh), body_start)
 
 
-def _scan_tokens(text: str, sent_starts: set[int], zh: bool) -> list[tuple]:
+def _scan_tokens(lex: Lexicon, text: str, sent_starts: set[int], zh: bool) -> list[tuple]:
     """Every Latin token as (start, end, token, kind or None, at a sentence start)."""
     cleaned = URL.sub(lambda m: " " * len(m.group(0)), text)
     starts = sorted(sent_starts)
@@ -109,12 +111,12 @@ def _scan_tokens(text: str, sent_starts: set[int], zh: bool) -> list[tuple]:
         at_sentence_start = (si >= 0 and not text[starts[si]:s].strip()) \
             or prev in ("", ".", ":", "：", "!", "?", "\"", "“", "(", "（", "-", "–", "—", "*", "•")
         zh_ctx = zh or is_cjk(text[s - 1:s]) or is_cjk(text[s + len(tok):s + len(tok) + 1])
-        kind = _classify_token(tok, text, s, zh_ctx, at_sentence_start)
+        kind = _classify_token(lex, tok, text, s, zh_ctx, at_sentence_start)
         raw.append((s, s + len(tok), tok, kind, at_sentence_start))
     return raw
 
 
-def _merge_token_runs(text: str, raw: list[tuple], body_start: int) -> list[Mention]:
+def _merge_token_runs(lex: Lexicon, text: str, raw: list[tuple], body_start: int) -> list[Mention]:
     """Mentions of the scanned tokens, runs of capitalised / technical tokens merged into one name."""
     out: list[Mention] = []
     latin_heading = not CJK.search(text[:body_start])
@@ -127,8 +129,8 @@ def _merge_token_runs(text: str, raw: list[tuple], body_start: int) -> list[Ment
     i = 0
     while i < len(raw):
         s, e, tok, kind, _ = raw[i]
-        group, j = _token_run(text, raw, i)
-        group = _drop_leading_stopwords(group)
+        group, j = _token_run(lex.en_stop, text, raw, i)
+        group = _drop_leading_stopwords(lex.en_stop, group)
         if len(group) == 1 and j > i:
             g = group[0]
             if g[3] and not heading_word(g[0], g[3]):
@@ -146,7 +148,7 @@ def _merge_token_runs(text: str, raw: list[tuple], body_start: int) -> list[Ment
     return out
 
 
-def _token_run(text: str, raw: list[tuple], i: int) -> tuple[list[tuple], int]:
+def _token_run(stop: frozenset[str], text: str, raw: list[tuple], i: int) -> tuple[list[tuple], int]:
     """The run of capitalised / technical tokens from raw[i], one space apart, and its last index."""
     _, _, tok, kind, _ = raw[i]
     j = i
@@ -155,7 +157,7 @@ def _token_run(text: str, raw: list[tuple], i: int) -> tuple[list[tuple], int]:
     while capish_start and j + 1 < len(raw):
         ns, _, ntok, nkind, _ = raw[j + 1]
         gap = text[group[-1][1]:ns]
-        if gap != " " or len(group) >= (6 if group[0][2].lower() in EN_STOP else 5):
+        if gap != " " or len(group) >= (6 if group[0][2].lower() in stop else 5):
             break
         if not (ntok[:1].isupper() or nkind in ("camel", "acronym")) or ntok.lower() in FUNCTION_WORDS:
             break
@@ -166,14 +168,14 @@ def _token_run(text: str, raw: list[tuple], i: int) -> tuple[list[tuple], int]:
     return group, j
 
 
-def _leading_stop(low: str, at_sentence_start: bool) -> bool:
-    return low in FUNCTION_WORDS or (at_sentence_start and low in EN_STOP and low != "new")
+def _leading_stop(stop: frozenset[str], low: str, at_sentence_start: bool) -> bool:
+    return low in FUNCTION_WORDS or (at_sentence_start and low in stop and low != "new")
 
 
-def _drop_leading_stopwords(group: list[tuple]) -> list[tuple]:
+def _drop_leading_stopwords(stop: frozenset[str], group: list[tuple]) -> list[tuple]:
     # drop leading stop-words ("The DevEco Studio", "In ArkUI"); mid-sentence only function words:
     # "New York City", "First Republic" are names
-    while len(group) > 1 and (_leading_stop(group[0][2].lower(), group[0][4]) or (
+    while len(group) > 1 and (_leading_stop(stop, group[0][2].lower(), group[0][4]) or (
             group[0][4] and group[0][3] is None and (
                 group[0][2].lower() in SENT_VERBS or group[0][2].lower() in API_VERBS_EN
                 or group[0][2].lower().rstrip("s") in SENT_VERBS))):
@@ -205,15 +207,17 @@ def _run_mentions(text: str, group: list[tuple], body_start: int) -> list[Mentio
     return [Mention(g[0], g[1], g[2], g[3]) for g in group if g[3] in ("camel", "acronym", "ident")]
 
 
-def command_mentions(text: str) -> list[Mention]:
-    out = []
-    for m in COMMAND.finditer(text):
+def command_mentions(lex: Lexicon, text: str) -> list[Mention]:
+    out: list[Mention] = []
+    if lex.command is None:
+        return out
+    for m in lex.command.finditer(text):
         prog = m.group(1)
         args = m.group(2).split()
-        allowed = CLI_SUBCOMMANDS[prog]
-        if allowed is not None and args[0] not in allowed:
+        allowed = lex.cli[prog]
+        if allowed is not None and args[0] not in allowed and not _argument(args[0], allowed):
             continue
-        if allowed is None and args[0].lower() in EN_STOP and not args[0].startswith("-"):
+        if allowed is None and args[0].lower() in lex.en_stop and not args[0].startswith("-"):
             continue
         # keep the subcommand and following options / lowercase words that look like arguments
         keep = [args[0]]
@@ -227,6 +231,24 @@ def command_mentions(text: str) -> list[Mention]:
             end = text.index(a, end) + len(a)
         out.append(Mention(m.start(), end, text[m.start():end], "command"))
     return out
+
+
+def _argument(arg: str, allowed: frozenset[str]) -> bool:
+    """A pack's "FILE" takes a file or path argument (rustc src/main.rs), its "-" an option (--version)."""
+    return ("FILE" in allowed and ("." in arg.strip(".") or "/" in arg)) or ("-" in allowed and arg.startswith("-"))
+
+
+_GITHUB_HANDLE = re.compile(r"\[@([A-Za-z0-9][\w-]*)\]\(https?://github\.com/([A-Za-z0-9][\w-]*)/?\)")
+_CREDIT = re.compile(r"(?:\bby|\b[Tt]hanks(?: to)?|\b[Cc]ontributed by)\s+@([A-Za-z0-9][\w-]*)\b(?![.(/])")
+
+
+def user_handles(raw_markdown: str | None, text: str, release: bool) -> set[str]:
+    """GitHub users, lowercased: "@x" linked to github.com/x, and in a release's notes (`release`)
+    "@x" credited ("by @x", "thanks to @x"). Not decorators."""
+    found = {a.lower() for a, b in _GITHUB_HANDLE.findall(raw_markdown or "") if a.lower() == b.lower()}
+    if release:
+        found |= {h.lower() for h in _CREDIT.findall(text)}
+    return found
 
 
 _QUOTED = re.compile(r"「([^」\n]{2,40})」|“([^”\n]{2,40})”|《([^》\n]{2,40})》|『([^』\n]{2,40})』|\"([^\"\n]{2,40})\"")
@@ -347,7 +369,7 @@ def _prose_lines(raw_markdown: str) -> list[str]:
     return lines
 
 
-def code_spans(raw_markdown: str, text: str) -> list[tuple[str, int]]:
+def code_spans(lex: Lexicon, raw_markdown: str, text: str) -> list[tuple[str, int]]:
     """Inline code spans of the prose part of raw Markdown -> (span, position in text or -1)."""
     body = "\n".join(_prose_lines(raw_markdown))
     found = []
@@ -355,7 +377,7 @@ def code_spans(raw_markdown: str, text: str) -> list[tuple[str, int]]:
         span = nfkc(m.group(2).strip()).replace("\\@", "@")
         if not span or "${" in span or "\n" in span:
             continue
-        if len(span.split()) > 5 or not valid_name(span) or "%{" in span:
+        if len(span.split()) > 5 or not valid_name(span, stop=lex.en_stop) or "%{" in span:
             continue
         if sum(not (c.isalnum() or c in " ._-@$") for c in span) > 0.3 * len(span):
             continue
@@ -363,7 +385,7 @@ def code_spans(raw_markdown: str, text: str) -> list[tuple[str, int]]:
     return found
 
 
-def bold_spans(raw_markdown: str) -> list[str]:
+def bold_spans(lex: Lexicon, raw_markdown: str) -> list[str]:
     out = []
     for ln in _prose_lines(raw_markdown):
         parts = ln.split("**")
@@ -373,7 +395,8 @@ def bold_spans(raw_markdown: str) -> list[str]:
                 continue
             if not 2 <= len(b) <= 40:
                 continue
-            if re.search(r"[:：。.,，!?]$", b) or normalize_entity(b) in SKIP_LABELS or normalize_entity(b) in FIELD_LABELS:
+            if re.search(r"[:：。.,，!?]$", b) or normalize_entity(b) in lex.skip_labels \
+                    or normalize_entity(b) in lex.field_labels:
                 continue
             if len(b.split()) > 4 or re.search(r"[,，。;；、]", b) or len(CJK.findall(b)) > 15:
                 continue

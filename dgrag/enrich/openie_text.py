@@ -10,7 +10,9 @@ from .openie_lexicon import (
 )
 
 
-def valid_name(name: str, max_words: int = 6, max_chars: int = MAX_NAME_CHARS) -> bool:
+def valid_name(name: str, max_words: int = 6, max_chars: int = MAX_NAME_CHARS, stop: frozenset[str] = EN_STOP) -> bool:
+    """A name that may be an entity: not too long, not a version, not a stop word (`stop`: English,
+    the packs' unit words included)."""
     key = normalize_entity(name)
     limit = max(MAX_IDENT_CHARS, max_chars) if (" " not in key and not CJK.search(key)) else max_chars
     if len(key) < 2 or len(key) > limit:
@@ -21,7 +23,7 @@ def valid_name(name: str, max_words: int = 6, max_chars: int = MAX_NAME_CHARS) -
         return False
     if VERSIONISH.match(key):
         return False
-    if key in EN_STOP or key in ZH_STOP:
+    if key in stop or key in ZH_STOP:
         return False
     if len(CJK.findall(key)) == 1 and len(key) == 1:
         return False
@@ -77,6 +79,7 @@ def is_cjk(ch: str) -> bool:
 def clean_heading(h: str) -> str:
     h = nfkc(h or "").replace("\\@", "@")
     h = re.sub(r"<[^>]+>", "", h)
+    h = re.sub(r"\s*\{:?\s*[#.][^{}\n]*\}\s*$", "", h)   # an attribute list: "Path Parameters { #path-parameters }"
     h = re.sub(r"^\s*(?:\d+(?:\.\d+)*(?:[.、)]\s*|\s+)|[一二三四五六七八九十]+[、.]\s*)", "", h)
     h = re.sub(r"(?<=[A-Za-z_)])\d+\+$", "", h.strip())     # checkAccessToken9+ (a <sup>9+</sup>)
     h = re.sub(r"\((?:deprecated|已废弃|废弃)\)$", "", h, flags=re.I)
@@ -104,45 +107,69 @@ def _shorten_topic(h: str) -> str:
 _ALIAS_HEADING = re.compile(r"^(.+?)(?:\s+\(|\s*（)([^()（）]{1,40})[)）]$")
 
 
-def _split_alias(h: str) -> tuple[str, str]:
+def _split_alias(h: str, stop: frozenset[str]) -> tuple[str, str]:
     """"@ohos.buffer (Buffer)" -> ("@ohos.buffer", "Buffer"); "IDE工具（DevEco Studio）" likewise."""
     m = _ALIAS_HEADING.match(h)
     if not m:
         return h, ""
     x, y = m.group(1).strip(), m.group(2).strip()
-    if not valid_name(x, max_words=12, max_chars=MAX_TOPIC_CHARS) and not re.fullmatch(r"[@A-Za-z_$][\w$.@/-]*", x):
+    if not valid_name(x, max_words=12, max_chars=MAX_TOPIC_CHARS, stop=stop) \
+            and not re.fullmatch(r"[@A-Za-z_$][\w$.@/-]*", x):
         return h, ""
     if len(x.split()) >= 3 and re.fullmatch(r"[A-Z][a-z]+", y):
         return x, ""                       # "... Symmetric Key (Callback)": a variant, not another name
-    ok = (valid_name(y) and normalize_entity(y) not in GENERIC_HEADINGS and normalize_entity(y) != normalize_entity(x)
+    ok = (valid_name(y, stop=stop) and normalize_entity(y) not in GENERIC_HEADINGS
+          and normalize_entity(y) != normalize_entity(x)
           and (len(CJK.findall(y)) >= 3 or re.search(r"[A-Z@._]", y)) and not re.match(r"^(?:example|示例|场景)", y, re.I))
     return x, (y if ok else "")
 
 
-def _heading_ok(c: str) -> bool:
+def _heading_ok(c: str, stop: frozenset[str]) -> bool:
     if normalize_entity(c) in GENERIC_HEADINGS:
         return False
     short = _shorten_topic(c)
-    return valid_name(short, max_words=12, max_chars=MAX_TOPIC_CHARS) or bool(re.fullmatch(r"[A-Za-z_$][\w$.]*(?:\(.*\))?", short) and len(short) >= 2)
+    return valid_name(short, max_words=12, max_chars=MAX_TOPIC_CHARS, stop=stop) \
+        or bool(re.fullmatch(r"[A-Za-z_$][\w$.]*(?:\(.*\))?", short) and len(short) >= 2)
 
 
-def section_topic(breadcrumb: str, text: str) -> tuple[str, str, str, str]:
+# a release's heading in a changelog: "2.0.0-alpha.19 (2026-08-02)", "v1.4.0 - 2024-05-01", "0.115.0"; the
+# version alone or with its date ("3.0 - RTK Query" is a section about a version, not a release's notes)
+_RELEASE_HEADING = re.compile(r"^\[?[vV]?(?P<v>\d+(?:\.\d+)+(?:[-+][\w.]+)?)\]?"
+                              r"(?:\s*(?:[-–—]\s*)?\(?\d{4}[-/.]\d{1,2}[-/.]\d{1,2}\)?)?\s*$")
+
+
+def release_of(breadcrumb: str) -> str:
+    """The release a changelog section belongs to ("Release Notes 0.115.0", "version 2.0.0"), or ""
+    when no heading of the breadcrumb is a release's. Its "Fixes", "Features" are labels, not topics."""
+    crumbs = [c.strip() for c in nfkc(breadcrumb or "").split(" / ") if c.strip()]
+    for i in range(len(crumbs) - 1, -1, -1):
+        m = _RELEASE_HEADING.match(crumbs[i])
+        if m:
+            title = clean_heading(crumbs[0]) if i > 0 and not _RELEASE_HEADING.match(crumbs[0]) else ""
+            return f"{_shorten_topic(title or 'version')} {m.group('v')}"
+    return ""
+
+
+def section_topic(breadcrumb: str, text: str, stop: frozenset[str] = EN_STOP) -> tuple[str, str, str, str]:
     """(topic, the heading it came from, the heading's alias, the parent topic): the topic is the
-    nearest non-generic breadcrumb heading, the parent the next one up."""
+    nearest non-generic breadcrumb heading, the parent the next one up; in a changelog, the release."""
+    release = release_of(breadcrumb)
+    if release:
+        return release, breadcrumb.split(" / ")[-1].strip(), "", ""
     crumbs = [c for c in (clean_heading(c) for c in (breadcrumb or "").split(" / ")) if c]
     if not crumbs:
         first = clean_heading((text or "").strip().split("\n", 1)[0])
         crumbs = [first] if first else []
     if not crumbs:
         return "", "", "", ""
-    idx = next((i for i in range(len(crumbs) - 1, -1, -1) if _heading_ok(crumbs[i])), len(crumbs) - 1)
+    idx = next((i for i in range(len(crumbs) - 1, -1, -1) if _heading_ok(crumbs[i], stop)), len(crumbs) - 1)
     heading = crumbs[idx]
-    name, alias = _split_alias(heading)
+    name, alias = _split_alias(heading, stop)
     topic = _shorten_topic(name)
     parent = ""
     for c in reversed(crumbs[:idx]):
-        if _heading_ok(c):
-            p = _shorten_topic(_split_alias(c)[0])
+        if _heading_ok(c, stop):
+            p = _shorten_topic(_split_alias(c, stop)[0])
             if normalize_entity(p) != normalize_entity(topic):
                 parent = p
                 break

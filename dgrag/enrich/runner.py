@@ -66,7 +66,9 @@ class PendingItem:
 
 
 def pending_items(store: Store, step: Step, *, retry_failed: bool, use_llm: bool,
-                  limit: int | None, context_lines: int = 15) -> list[PendingItem]:
+                  limit: int | None, context_lines: int = 15, redo_offline: bool = False) -> list[PendingItem]:
+    """The nodes a step has still to do. `redo_offline`: also those done offline (what the offline
+    step knows of the corpus changed)."""
     status = store.logs.enrich_status(step.name)
     out = []
     nodes = store.nodes.by_rowids(store.nodes.of_type(step.kinds))
@@ -79,7 +81,7 @@ def pending_items(store: Store, step: Step, *, retry_failed: bool, use_llm: bool
         if retry_failed:
             todo = have is not None and have[0] == "failed"
         else:
-            todo = have is None or have[1] != h or (use_llm and have[0] == "offline")
+            todo = have is None or have[1] != h or ((use_llm or redo_offline) and have[0] == "offline")
         if todo:
             out.append(PendingItem(node, h))
             if limit and len(out) >= limit:
@@ -94,8 +96,12 @@ def run_step(store: Store, settings: Settings, step_name: str, llm=None, *, max_
         raise ConfigError(f"unknown step {step_name!r} (summaries, captions, openie)")
     step = STEPS[step_name]
     use_llm = llm is not None and llm.configured
+    corpus, knowledge, changed = None, None, False
+    if not use_llm and not dry_run and step.offline_knowledge is not None:
+        corpus = store.nodes.by_rowids(store.nodes.of_type(step.kinds))
+        knowledge, changed = step.offline_knowledge(store, corpus, settings)
     items = pending_items(store, step, retry_failed=retry_failed, use_llm=use_llm, limit=limit,
-                          context_lines=settings.context_lines)
+                          context_lines=settings.context_lines, redo_offline=changed)
     report = StepReport(step_name, total=len(items))
     progress = progress or (lambda s, d, t: None)
     t0 = time.perf_counter()
@@ -104,7 +110,8 @@ def run_step(store: Store, settings: Settings, step_name: str, llm=None, *, max_
     elif not use_llm:
         offline = step.offline
         if step.offline_for_corpus is not None and items:
-            offline = step.offline_for_corpus(store.nodes.by_rowids(store.nodes.of_type(step.kinds)), settings)
+            corpus = corpus if corpus is not None else store.nodes.by_rowids(store.nodes.of_type(step.kinds))
+            offline = step.offline_for_corpus(corpus, settings, knowledge)
         for i, item in enumerate(items):
             _apply(store, step, item, offline(item.node), "offline", report)
             progress(step_name, i + 1, len(items))

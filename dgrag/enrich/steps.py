@@ -18,6 +18,8 @@ from ..errors import LLMError
 
 from ..ingest import context, extractive
 from . import heuristic_openie
+from .openie_choice import PackChoice, choose_packs
+from .openie_packs import Lexicon, lexicon
 
 OFFLINE_ENTITIES_PER_CHUNK = 8
 OFFLINE_TRIPLES_PER_CHUNK = 16   # 10 before the co-occurrence relations; room for both them and the topic's links
@@ -33,8 +35,12 @@ class Step:
     offline: Callable[[dict], Any]
     apply: Callable[..., None]
     # the offline step as the whole corpus shapes it (document-frequency stop-entities):
-    # (every node of the step's kinds, settings) -> node -> result; None: `offline` as is
-    offline_for_corpus: Callable[[list[dict], Any], Callable[[dict], Any]] | None = None
+    # (every node of the step's kinds, settings, knowledge) -> node -> result; None: `offline` as is
+    offline_for_corpus: Callable[[list[dict], Any, Any], Callable[[dict], Any]] | None = None
+    # what the offline step knows of the corpus, chosen before the pending nodes are listed:
+    # (store, every node of the step's kinds, settings) -> (knowledge, whether it changed since the
+    # last run: then every node done offline is done again); None: nothing to choose
+    offline_knowledge: Callable[[Any, list[dict], Any], tuple[Any, bool]] | None = None
 
 
 def render(name: str, language: str, **fields) -> str:
@@ -134,9 +140,9 @@ def validate_openie(data: Any) -> dict:
     return {"entities": ents, "triples": triples}
 
 
-def offline_openie(node: dict, stop: frozenset[str] = frozenset()) -> dict:
+def offline_openie(node: dict, stop: frozenset[str] = frozenset(), lex: Lexicon | None = None) -> dict:
     """The heuristic's entities and triples, less the stop-entities, capped per chunk."""
-    ents, triples = heuristic_openie.extract(openie_input(node), node["breadcrumb"], _lang(node), node["text"])
+    ents, triples = heuristic_openie.extract(openie_input(node), node["breadcrumb"], _lang(node), node["text"], lex)
     return _capped(ents, triples, stop)
 
 
@@ -168,9 +174,6 @@ def stop_entities(doc_entities: Iterable[tuple[str, Iterable[str]]], share: floa
     return frozenset(k for k, n in df.items() if n >= floor and k not in keep)
 
 
-KEEP_TITLES = True   # a page's title (its breadcrumb's first heading) is never a stop-entity
-
-
 # The entity names each chunk's extraction gave, by a digest of what it read. The first start's
 # build runs the step a slice at a time (11 for the demo), each learning the stop-entities from
 # the whole corpus: extracting every chunk again each time took 69 s of the demo's build, where
@@ -187,18 +190,41 @@ def _digest(*parts: str) -> bytes:
     return h.digest()
 
 
-def offline_openie_for_corpus(nodes: list[dict], settings) -> Callable[[dict], dict]:
+PACKS_META = "openie_packs"   # the meta key of the packs the offline OpenIE used (openie_choice.PackChoice)
+
+
+def corpus_pack_choice(nodes: list[dict], settings, generator: str = "") -> PackChoice:
+    """The packs for these chunks: from their pages' Markdown, the site generator, or the setting."""
+    return choose_packs(((n.get("source_path") or str(n["rowid"]), n["text"] or "") for n in nodes),
+                        generator, settings.openie_packs, (n.get("language") or "" for n in nodes))
+
+
+def openie_knowledge(store, nodes: list[dict], settings) -> tuple[Lexicon, bool]:
+    """Choose the packs (recorded in the index file); changed: another choice was recorded before."""
+    site = json.loads(store.meta.get("site") or "{}")
+    choice = corpus_pack_choice(nodes, settings, site.get("generator", "") if isinstance(site, dict) else "")
+    before = json.loads(store.meta.get(PACKS_META) or "{}")
+    with store.transaction():
+        store.meta.set(PACKS_META, json.dumps(choice.as_dict(), ensure_ascii=False))
+    lex = lexicon(choice.packs, settings.openie_topic_star)
+    return lex, bool(before) and before.get("packs") != list(choice.packs)
+
+
+def offline_openie_for_corpus(nodes: list[dict], settings, lex: Lexicon | None = None) -> Callable[[dict], dict]:
     """Extract every chunk (once per process: a chunk whose text is unchanged reuses its names),
-    learn the stop-entities from the corpus, then answer per node."""
+    learn the stop-entities from the corpus, then answer per node. `lex`: the packs; None: chosen
+    here from the nodes (without the site generator) or as the setting forces."""
+    if lex is None:
+        lex = lexicon(corpus_pack_choice(nodes, settings).packs, settings.openie_topic_star)
     raw, names = {}, {}
     for n in nodes:
         text = openie_input(n)
         if len(text.strip()) < 20:
             continue
-        key = _digest(text, n["breadcrumb"], _lang(n), n["text"])
+        key = _digest(text, n["breadcrumb"], _lang(n), n["text"], lex.key)
         seen = _NAMES_SEEN.get(key)
         if seen is None:
-            raw[n["rowid"]] = got = heuristic_openie.extract(text, n["breadcrumb"], _lang(n), n["text"])
+            raw[n["rowid"]] = got = heuristic_openie.extract(text, n["breadcrumb"], _lang(n), n["text"], lex)
             if len(_NAMES_SEEN) >= NAMES_SEEN_MAX:
                 _NAMES_SEEN.clear()
             seen = _NAMES_SEEN[key] = tuple(e for e, _ in got[0])
@@ -206,11 +232,11 @@ def offline_openie_for_corpus(nodes: list[dict], settings) -> Callable[[dict], d
     stop = stop_entities(((n.get("source_path") or str(n["rowid"]), names[n["rowid"]])
                           for n in nodes if n["rowid"] in names),
                          settings.openie_stop_entity_share, settings.openie_stop_entity_min_docs,
-                         {n["breadcrumb"].split(" / ")[0] for n in nodes if KEEP_TITLES})
+                         {n["breadcrumb"].split(" / ")[0] for n in nodes if settings.openie_keep_titles})
 
     def one(node: dict) -> dict:
         got = raw.get(node["rowid"])
-        return offline_openie(node, stop) if got is None else _capped(*got, stop)
+        return offline_openie(node, stop, lex) if got is None else _capped(*got, stop)
     return one
 
 
@@ -247,5 +273,5 @@ STEPS = {
     "captions": Step("captions", ("image",), "caption", caption_input, ask_caption, offline_caption,
                      apply_summary),
     "openie": Step("openie", ("chunk",), "openie", openie_input, ask_openie, offline_openie, apply_openie,
-                   offline_openie_for_corpus),
+                   offline_openie_for_corpus, openie_knowledge),
 }

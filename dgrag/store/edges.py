@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-__all__ = ["add", "delete_from", "replace_links", "rebuild_jump", "unresolved_links", "table", "counts"]
+__all__ = ["add", "delete_from", "replace_links", "rebuild_jump", "page_links", "unresolved_links", "table", "counts"]
 
 
 def _marks(n: int) -> str:
@@ -37,6 +37,12 @@ def rebuild_jump(con) -> int:
                 "SELECT DISTINCT l.src, n.rowid, 'jump', 1.0 FROM links l "
                 "JOIN nodes n ON n.type='file' AND n.source_path=l.target_path WHERE l.src != n.rowid")
     return con.execute("SELECT count(*) FROM edges WHERE type='jump'").fetchone()[0]
+
+
+def page_links(con) -> list[tuple[str, str]]:
+    """(page, linked page) for every Markdown link between pages, each pair once."""
+    return con.execute("SELECT DISTINCT s.source_path, l.target_path FROM links l JOIN nodes s ON s.rowid = l.src "
+                       "WHERE s.source_path IS NOT NULL AND l.target_path != s.source_path").fetchall()
 
 
 def unresolved_links(con) -> list[tuple[str, str]]:

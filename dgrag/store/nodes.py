@@ -15,7 +15,7 @@ COLUMNS = (
 )  # content_hash: of the node's text (an image's: of its bytes); prose: a chunk's text without
 #    code, tables and images; entity_name / entity_norm: an entity's display and normalised name
 
-__all__ = ["of_file", "page_sections", "rowids_of", "insert", "update_position", "update", "image_by_sha", "set_image_sha",
+__all__ = ["of_file", "page_sections", "page_outline", "file_rowids", "rowids_of", "insert", "update_position", "update", "image_by_sha", "set_image_sha",
            "delete", "redirect", "by_id", "by_rowids", "of_type", "page_chunks", "drop_derivable_urls", "texts_of_type", "count_of_pages", "set_summary",
            "unreferenced_images",
            "pending_embedding", "gc_entities", "insert_bulk", "table", "counts"]
@@ -175,6 +175,22 @@ def page_sections(con, path: str) -> list[tuple[str, str, str, int, str]]:
     return con.execute("SELECT id, coalesce(breadcrumb, ''), coalesce(source_url, ''), coalesce(line_start, 0), "
                        "coalesce(language, '') FROM nodes WHERE type = 'chunk' AND source_path = ? "
                        "ORDER BY line_start, rowid", (path,)).fetchall()
+
+
+def page_outline(con) -> list[tuple[str, str, str, int, str, str, str]]:
+    """(source_path, type, id, line_start, first line of text, source_url, breadcrumb) of every
+    chunk and code node, by page and line: each page's headings (a chunk's first line) and code
+    blocks, which the translation check compares across the language trees."""
+    return con.execute(
+        "SELECT source_path, type, id, coalesce(line_start, 0), "
+        "CASE WHEN instr(text, char(10)) > 0 THEN substr(text, 1, instr(text, char(10)) - 1) ELSE text END, "
+        "coalesce(source_url, ''), coalesce(breadcrumb, '') FROM nodes "
+        "WHERE type IN ('chunk', 'code') AND source_path IS NOT NULL ORDER BY source_path, line_start, rowid").fetchall()
+
+
+def file_rowids(con) -> dict[int, str]:
+    """rowid -> source path of every file (page) node."""
+    return dict(con.execute("SELECT rowid, source_path FROM nodes WHERE type = 'file' AND source_path IS NOT NULL"))
 
 
 def count_of_pages(con, pages: Sequence[str], kind: str) -> int:

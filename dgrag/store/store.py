@@ -197,14 +197,17 @@ class Store:
     # ---- what the file is ---------------------------------------------------------------------
     def describe(self) -> dict:
         """Its embedding model and dimension, schema version, the dgrag version that last
-        wrote it, and where its documents came from."""
+        wrote it, where its documents came from, what it holds of them (`docs_version`) and the
+        offline OpenIE's packs."""
         m = meta.items(self.con)
         dim = m.get("embedding_dim")
         return {"embedding_model": m.get("embedding_model"), "embedding_dim": int(dim) if dim else None,
                 "schema_version": applied_version(self.con), "dgrag_version": m.get("dgrag_version"),
                 "docs_root": m.get("docs_root"), "url_template": m.get("url_template") or None,
                 "site": json.loads(m["site"]) if m.get("site") else None,
-                "dialect": json.loads(m["dialect"]) if m.get("dialect") else None}
+                "dialect": json.loads(m["dialect"]) if m.get("dialect") else None,
+                "docs_version": meta.docs_version_of(m),
+                "openie_packs": json.loads(m["openie_packs"]) if m.get("openie_packs") else None}
 
     def stats(self) -> dict:
         size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())

@@ -14,6 +14,7 @@ from ..config import RetrievalConfig
 from ..errors import DgragError
 from .chat_md import KINDS, images_md, references_md, searches_md  # noqa: F401 - references_md: tests read it here
 from .indexes import Indexes
+from .insights import insights_tab
 from .service import Service, demo_docs, safe_extract_zip
 
 SETTINGS_SLIDERS = [  # (parameter, minimum, maximum, step)
@@ -79,6 +80,8 @@ def build_demo(served: Service | Indexes):
             _inspector_tab(gr, chooser)
         with gr.Tab("Index", id="index"):
             _index_tab(gr, service, indexes)
+        with gr.Tab("Insights", id="insights"):
+            insights_tab(gr, service)
     return demo
 
 
