@@ -11,6 +11,8 @@ from collections.abc import Sequence
 import numpy as np
 from rank_bm25 import BM25Okapi
 
+from .scaling import minmax
+
 # Either a run of CJK ideographs or a run of identifier characters; all else separates.
 _TOKEN_RE = re.compile(r"(?P<cjk>[\u3400-\u9fff\uf900-\ufaff]+)|(?P<word>[a-z0-9_@.]+)")
 _PART_SPLIT_RE = re.compile(r"[.@]+")
@@ -48,19 +50,9 @@ def bm25_scores(query: str, docs: Sequence[str]) -> np.ndarray:
     return np.asarray(BM25Okapi(toks).get_scores(q), dtype=np.float64)
 
 
-def minmax(x: np.ndarray) -> np.ndarray:
-    """Scale to [0, 1]; a constant (or empty) vector carries no ranking signal -> zeros."""
-    x = np.asarray(x, dtype=np.float64)
-    if x.size == 0:
-        return x.copy()
-    lo, hi = float(x.min()), float(x.max())
-    if hi - lo <= 0:
-        return np.zeros_like(x)
-    return (x - lo) / (hi - lo)
-
-
 def fuse(cosine: np.ndarray, bm25: np.ndarray, alpha: float = 0.7) -> np.ndarray:
-    """alpha * minmax(cosine) + (1 - alpha) * minmax(bm25)."""
+    """alpha * minmax(cosine) + (1 - alpha) * minmax(bm25); a constant side (no query term in any
+    candidate) adds the same to every candidate, so the other side alone ranks them."""
     cosine = np.asarray(cosine, dtype=np.float64)
     bm25 = np.asarray(bm25, dtype=np.float64)
     if cosine.shape != bm25.shape:

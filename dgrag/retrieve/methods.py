@@ -13,6 +13,7 @@ from ..kernels.diffusion import diffuse, path_to
 from ..kernels.graph_arrays import EDGE_TYPE_CODES, NODE_TYPE_CODES, row_entries
 from ..kernels.ppr import ppr_igraph, ppr_scipy
 from ..kernels.ppr_push import ppr_push
+from ..kernels.scaling import minmax
 from .explain import PICTURE_NODES, picture_trace, seed_reasons
 from . import ranking
 from .loaded import LoadedIndex, QueryCosines
@@ -37,8 +38,7 @@ def fact_evidence(li: LoadedIndex, facts: Route, exact: list[int]) -> np.ndarray
     specific entity counts more than a ubiquitous one). Normalised to [0, 1]."""
     nodes, weights = [], []  # (node, credit) pairs, summed per node below
     if facts.positions.size:
-        s = facts.score - facts.score.min()
-        s = s / s.max() if s.max() > 0 else np.ones_like(s)
+        s = minmax(facts.score)
         nodes.append(li.fact_chunk[facts.positions])
         weights.append(s)
         ents = np.concatenate([li.fact_head[facts.positions], li.fact_tail[facts.positions]])
@@ -227,7 +227,7 @@ def run_ppr(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact: list[
     top = facts.positions[:cfg.fact_seed_k]
     if top.size:
         s = facts.score[:cfg.fact_seed_k]
-        s = (s - s.min()) / (s.max() - s.min()) if s.max() > s.min() else np.ones_like(s)
+        s = minmax(s)
         for ents in (li.fact_head[top], li.fact_tail[top]):
             for e, w in zip(ents.tolist(), s.tolist()):
                 if e >= 0:
@@ -240,7 +240,7 @@ def run_ppr(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact: list[
     rows, d = dense.of_type("chunk")
     if rows.size:
         d = np.maximum(d, 0.0)
-        d = (d - d.min()) / (d.max() - d.min()) if d.max() > d.min() else np.ones_like(d)
+        d = minmax(d)
         k = cfg.ppr_passage_top_k
         if 0 < k < rows.size:
             # restart mass on the best k passages only (same values, the tail left at 0): a

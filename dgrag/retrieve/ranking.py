@@ -41,6 +41,7 @@ import numpy as np
 from ..config import RetrievalConfig
 from ..core import Route
 from ..kernels.graph_arrays import EDGE_TYPE_CODES, NODE_TYPE_CODES, row_entries
+from ..kernels.scaling import minmax
 from .loaded import LoadedIndex
 
 # the base of a candidate stage 2 did not keep: below its last one, so that with the other
@@ -88,7 +89,7 @@ def features(li: LoadedIndex, cfg: RetrievalConfig, cands: np.ndarray, chunks: R
     n = cands.size
     F = np.zeros((n, len(FEATURES)))
     at = {int(c): i for i, c in enumerate(cands.tolist())}
-    base = _minmax(np.asarray(chunks.score, dtype=np.float64))
+    base = minmax(np.asarray(chunks.score, dtype=np.float64))
     F[:, 0] = OUTSIDE_BASE
     for p, s in zip(chunks.positions.tolist(), base.tolist()):
         if p in at:
@@ -129,7 +130,7 @@ def bridge_scores(li: LoadedIndex, chunks: Route, top: int,
     "Hong Kong" where the film was made)."""
     rows, _ = li.lexical()
     page = li.page_of()
-    base = _minmax(np.asarray(chunks.score, dtype=np.float64))
+    base = minmax(np.asarray(chunks.score, dtype=np.float64))
     out = np.zeros(rows.size)
     doc_page = page[rows]
     for p, s in zip(chunks.positions[:top].tolist(), base[:top].tolist()):
@@ -205,13 +206,6 @@ def interleave(ranked: list[tuple[int, float]], other: list[int], head: int, eve
         placed.add(nxt)
     out += [n for n, _ in ranked if n not in placed]
     return [(n, score[n]) for n in out]
-
-
-def _minmax(x: np.ndarray) -> np.ndarray:
-    if x.size == 0:
-        return x
-    lo, hi = float(x.min()), float(x.max())
-    return (x - lo) / (hi - lo) if hi > lo else np.ones_like(x)
 
 
 def _linked_pages(li: LoadedIndex, node: int, page: np.ndarray) -> set[int]:
