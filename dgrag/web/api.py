@@ -222,7 +222,7 @@ def build_api(served: Service | Indexes):
     def chat_stream(body: ChatRequest):
         # refused with a status, not mid-stream; the checked values pass down unchecked
         chosen = indexes.get(body.index)
-        query, config = chosen.check_request(body.query, body.retrieval_config)
+        query, config = chosen.admit(body.query, body.retrieval_config)
         history = _history(body)
 
         def produce(cancel):  # in a worker thread; the client leaving sets `cancel` (leaving.py)
