@@ -28,7 +28,7 @@ def embed_text(node: Node, max_chars: int = 384) -> str:
     elif t == "entity":
         # the name alone, as HippoRAG embeds entities: its vector is also the one synonymy
         # compares, so an entity is embedded once. "name: description" vectors cost 3x the
-        # tokens and changed no ranking on MuSiQue or ArkUI-X (README, "Indexing throughput").
+        # tokens and changed no ranking on MuSiQue or ArkUI-X (docs/benchmarks.md, "Indexing throughput").
         text = (node.get("entity_name") or node["text"])[:ENTITY_NAME_CHARS]
     else:
         text = node.get("summary") or node["text"]

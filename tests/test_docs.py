@@ -1,10 +1,14 @@
 """The documentation says what the code does: docs/configuration.md is generated from config.py
-and lists every field; the README stays short, its links and pictures exist, and every command
-in its code blocks is run here (or, for the test suite itself, by CI)."""
+and lists every field; the README stays short, its first screen says what dgrag is and how to
+start, its links and pictures exist, and every command in its code blocks is run here (or, for
+the test suite itself, by CI); its figures are docs/benchmarks.md's; the architecture page lists
+every migration and only store/ runs SQL; a section that the code or the docs name exists; the
+guide names every command's flags and the docs only variables the code reads."""
 from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import itertools
 import os
 import re
 import shlex
@@ -161,24 +165,48 @@ def _slug(heading: str) -> str:
     return text.replace(" ", "-")
 
 
-def _links(page: Path):
-    text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.S)
+def _links(text: str):
+    text = re.sub(r"```.*?```", "", text, flags=re.S)
     for target in re.findall(r"\]\(([^)\s]+)\)", text):
         if not re.match(r"[a-z]+:", target):
             yield target
 
 
-@pytest.mark.parametrize("page", [README, *sorted(DOCS.glob("*.md"))], ids=lambda p: p.name)
-def test_links_lead_to_files_and_headings_that_exist(page):
-    for target in _links(page):
+def _headings(page: Path) -> list[str]:
+    text = re.sub(r"^```.*?^```", "", page.read_text(encoding="utf-8"), flags=re.S | re.M)
+    return re.findall(r"^#+ (.+)$", text, flags=re.M)
+
+
+def broken_links(page: Path, text: str | None = None) -> list[str]:
+    """The page's relative links whose file, or whose heading anchor, does not exist."""
+    out = []
+    text = page.read_text(encoding="utf-8") if text is None else text
+    for target in _links(text):
         path, _, anchor = target.partition("#")
         dest = (page.parent / path).resolve() if path else page
         if dest in PENDING and not dest.exists():
             continue
-        assert dest.exists(), f"{page.name}: {target} does not exist"
-        if anchor and dest.suffix == ".md":
-            headings = re.findall(r"^#+ (.+)$", dest.read_text(encoding="utf-8"), flags=re.M)
-            assert anchor in {_slug(h) for h in headings}, f"{page.name}: no heading #{anchor} in {dest.name}"
+        if not dest.exists():
+            out.append(f"{page.name}: {target} does not exist")
+        elif anchor and dest.suffix == ".md" and anchor not in {_slug(h) for h in _headings(dest)}:
+            out.append(f"{page.name}: no heading #{anchor} in {dest.name}")
+    return out
+
+
+LINKED_PAGES = [README, *sorted(DOCS.glob("*.md")), ROOT / "bench" / "sites" / "README.md"]
+
+
+@pytest.mark.parametrize("page", LINKED_PAGES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_links_lead_to_files_and_headings_that_exist(page):
+    assert broken_links(page) == []
+
+
+def test_a_link_to_a_heading_that_moved_fails():
+    text = "[a](docs/benchmarks.md#the-demos-first-start) [b](docs/benchmarks.md#this-round-2026-12-03)\n" \
+           "[c](docs/no-such-page.md) [d](#start-here)"
+    assert broken_links(README, text) == [
+        "README.md: no heading #this-round-2026-12-03 in benchmarks.md",
+        "README.md: docs/no-such-page.md does not exist", "README.md: no heading #start-here in README.md"]
 
 
 def test_the_readmes_pictures_are_committed_and_small():
@@ -328,3 +356,252 @@ def test_every_readme_command_runs(readme_places, tmp_path):
     base = _clean_env()
     for command in commands:  # in the README's order: the index is built before it is queried
         _check(command, readme_places, base, tmp_path / "demo.db")
+
+
+# ---- the docs say what the code is -------------------------------------------------------------
+ARCHITECTURE = DOCS / "architecture.md"
+BENCHMARKS = DOCS / "benchmarks.md"
+MIGRATIONS = ROOT / "dgrag" / "store" / "migrations"
+
+
+def unlisted_migrations(names: list[str], architecture: str) -> list[str]:
+    """Migration files whose number the architecture page's Migrations paragraph does not name."""
+    m = re.search(r"\*\*Migrations\.\*\*(.*?)(?=\n- \*\*|\n## |\Z)", architecture, flags=re.S)
+    listed = set(re.findall(r"\b(\d{4})\b", m.group(1) if m else ""))
+    return [n for n in sorted(names) if n[:4] not in listed]
+
+
+def test_every_migration_is_listed_in_the_architecture_page():
+    names = [p.name for p in MIGRATIONS.glob("*.sql")]
+    assert len(names) >= 8
+    assert unlisted_migrations(names, ARCHITECTURE.read_text(encoding="utf-8")) == []
+
+
+def test_a_migration_left_out_of_the_architecture_page_fails():
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    assert unlisted_migrations(["0001_index.sql", "0099_new.sql"], text) == ["0099_new.sql"]
+    assert unlisted_migrations(["0001_index.sql"], text.replace("**Migrations.**", "**Schema.**")) == ["0001_index.sql"]
+
+
+def sql_outside_the_store(files: dict[str, str]) -> list[str]:
+    """Modules outside dgrag/store/ that run SQL themselves (architecture.md: only store/ does)."""
+    return [name for name, text in files.items()
+            if not name.startswith("dgrag/store/") and re.search(r"\.execute(many|script)?\(", text)]
+
+
+def test_only_the_store_speaks_sql():
+    files = {p.relative_to(ROOT).as_posix(): p.read_text(encoding="utf-8") for p in (ROOT / "dgrag").rglob("*.py")}
+    assert sql_outside_the_store(files) == []
+    assert sql_outside_the_store({"dgrag/web/x.py": 'st.con.execute("PRAGMA quick_check")',
+                                  "dgrag/store/nodes.py": 'con.execute("SELECT 1")'}) == ["dgrag/web/x.py"]
+
+
+# ---- a section named in the code or the docs exists ---------------------------------------------
+_DOC_PAGES = "|".join(re.escape(p.name) for p in sorted(DOCS.glob("*.md")))
+_DOC = rf"(README(?:\.md)?|docs/[a-z_]+\.md|{_DOC_PAGES})"
+_QUOTED_REF = re.compile(rf"(?<![\"'/\w.]){_DOC}`?(?:'s)?,?\s*(?:\(|section\s+)?"
+                         r"[\"“]([A-Za-z][^\"”]{1,79})[\"”]")
+_BARE_REF = re.compile(rf"\({_DOC},\s*([A-Za-z][^)\"“]*)\)")
+
+
+def section_refs(text: str) -> list[tuple[str, str]]:
+    """(document, section) pairs a text names: `(README, "Tests")`, `docs/benchmarks.md, "Index
+    cost"`, comment lines joined first (a name may be cut by a line break)."""
+    flat = re.sub(r"\s*\n\s*(?:#+ ?|//+ ?|\* )?", " ", text)
+    return [(m.group(1), m.group(2).strip()) for pattern in (_QUOTED_REF, _BARE_REF) for m in pattern.finditer(flat)]
+
+
+def missing_sections(refs: list[tuple[str, str]]) -> list[str]:
+    out = []
+    for doc, name in refs:
+        page = README if doc.startswith("README") else DOCS / doc.removeprefix("docs/")
+        if not page.exists():
+            out.append(f"{doc}: no such page")
+            continue
+        headings = [h.replace("`", "").strip().lower() for h in _headings(page)]
+        if not any(h.startswith(name.replace("`", "").lower()) for h in headings):
+            out.append(f'{doc}, "{name}": no such section')
+    return out
+
+
+def _sources() -> list[Path]:
+    paths = [*(ROOT / "dgrag").rglob("*.py"), *(ROOT / "bench").rglob("*.py"), *(ROOT / "scripts").glob("*.py"),
+             ROOT / "app.py", *(ROOT / "tests").glob("*.py"), *LINKED_PAGES]
+    return [p for p in paths if p != Path(__file__).resolve()]
+
+
+def test_every_section_the_code_and_docs_name_exists():
+    refs = {p.relative_to(ROOT).as_posix(): section_refs(p.read_text(encoding="utf-8")) for p in _sources()}
+    assert sum(len(r) for r in refs.values()) >= 10  # the pattern still finds the references
+    assert {name: missing_sections(r) for name, r in refs.items() if missing_sections(r)} == {}
+
+
+def test_a_section_that_moved_out_of_the_readme_fails():
+    code = ('    # tokens and changed no ranking (README, "Indexing throughput").\n'
+            '    # measured (docs/benchmarks.md, "The BLAS\n    # engine"); see the README, "Tests"\n'
+            "# the fact route matches (README, offline OpenIE)\n")
+    refs = section_refs(code)
+    assert refs == [("README", "Indexing throughput"), ("docs/benchmarks.md", "The BLAS engine"),
+                    ("README", "Tests"), ("README", "offline OpenIE")]
+    assert missing_sections(refs) == ['README, "Indexing throughput": no such section',
+                                      'README, "offline OpenIE": no such section']
+    assert section_refs('x = ROOT / "README.md", "other"') == []  # a file name, not a reference
+
+
+# ---- the README's first screen -----------------------------------------------------------------
+START_COMMANDS = ("bash scripts/start.sh", "bash scripts/test.sh")
+
+
+def first_screen_problems(text: str, lines: int = 25) -> list[str]:
+    """What the first screen after the Spaces front matter lacks: the title, a short paragraph
+    saying what dgrag is, and the two commands to start, in a bash block."""
+    body = text.split("\n---\n", 1)[1] if text.startswith("---\n") else text
+    screen = body.strip("\n").splitlines()[:lines]
+    out = []
+    if not screen or not screen[0].startswith("# dgrag"):
+        out.append("the first line is not the title")
+    para = list(itertools.takewhile(str.strip, screen[2:])) if len(screen) > 2 else []
+    if not 2 <= len(para) <= 4 or not re.search(r"\bdocs?\b|documentation", " ".join(para), flags=re.I):
+        out.append("no paragraph of 2-4 lines saying what dgrag is")
+    commands = [" ".join(argv) for argv in readme_commands("\n".join(screen) + "\n")]
+    out += [f"{c} is not on the first screen" for c in START_COMMANDS if c not in commands]
+    return out
+
+
+def test_the_readmes_first_screen_says_what_dgrag_is_and_how_to_start():
+    assert first_screen_problems(README.read_text(encoding="utf-8")) == []
+
+
+def test_a_first_screen_with_the_commands_further_down_fails():
+    text = README.read_text(encoding="utf-8")
+    title_end = text.index("\n\n", text.index("# dgrag")) + 2
+    pushed = text[:title_end] + "How it works.\n\n" + "More about it.\n" * 30 + "\n" + text[title_end:]
+    assert first_screen_problems(pushed) == ["no paragraph of 2-4 lines saying what dgrag is",
+                                             "bash scripts/start.sh is not on the first screen",
+                                             "bash scripts/test.sh is not on the first screen"]
+
+
+# ---- figures in both the README and docs/benchmarks.md agree ------------------------------------
+def _table(text: str, header: str) -> list[dict[str, str]]:
+    """The rows of every Markdown table whose header row starts with `header`, as dicts."""
+    rows, cols = [], None
+    for line in text.splitlines():
+        if not line.startswith("|"):
+            cols = None
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cols is None:
+            cols = cells if line.startswith(header) else []
+        elif cols and not set(line) <= set("|-: "):
+            rows.append(dict(zip(cols, cells)))
+    return rows
+
+
+def _bare(cell: str) -> str:
+    return cell.replace("**", "").strip()
+
+
+def retrieval_disagreements(readme: str, benchmarks: str) -> list[str]:
+    """README retrieval rows (`dense → default` per column) against docs/benchmarks.md's rows per
+    method, for the same configuration and split."""
+    bench = {(r["configuration"], r["split"], r["method"]): r
+             for r in _table(benchmarks, "| configuration | split | n | method |")}
+    out = []
+    for row in _table(readme, "| configuration | split | n | R@1"):
+        key = (row["configuration"], row["split"])
+        dense, default = bench.get((*key, "dense")), bench.get((*key, "diffusion"))
+        if not dense or not default:
+            out.append(f"{key}: not in docs/benchmarks.md")
+            continue
+        if row["n"] != default["n"]:
+            out.append(f"{key}: n {row['n']} against {default['n']}")
+        for col, cell in row.items():
+            if "→" in cell:
+                pair = [_bare(c) for c in cell.split("→")]
+                if pair != [dense.get(col, ""), default.get(col, "")]:
+                    out.append(f"{key} {col}: {' → '.join(pair)} against {dense.get(col)} → {default.get(col)}")
+            elif col.startswith("vs dense"):
+                theirs = next((v for c, v in default.items() if c.startswith("vs dense")), "")
+                if cell != theirs:
+                    out.append(f"{key} {col}: {cell} against {theirs}")
+    return out
+
+
+def test_the_readmes_retrieval_table_is_docs_benchmarks():
+    readme, bench = README.read_text(encoding="utf-8"), BENCHMARKS.read_text(encoding="utf-8")
+    assert len(_table(readme, "| configuration | split | n | R@1")) >= 8
+    assert retrieval_disagreements(readme, bench) == []
+
+
+def test_a_readme_figure_that_differs_from_docs_benchmarks_fails():
+    readme, bench = README.read_text(encoding="utf-8"), BENCHMARKS.read_text(encoding="utf-8")
+    changed = readme.replace("| 37.4 → **41.9** |", "| 37.4 → **42.9** |", 1)
+    assert changed != readme
+    assert retrieval_disagreements(changed, bench) == [
+        "('MuSiQue, offline', 'test') R@1: 37.4 → 42.9 against 37.4 → 41.9"]
+
+
+_NUMBER = re.compile(r"(?<![\d.,])\d[\d,]*(?:\.\d+)?(?![\d])")
+
+
+def unstated_figures(readme: str, benchmarks: str) -> list[str]:
+    """Numbers of the README's Figures table that docs/benchmarks.md does not state."""
+    stated = {n.rstrip(",") for n in _NUMBER.findall(benchmarks)}
+    out = []
+    for row in _table(readme, "| what | figure |"):
+        figure = re.sub(r"\]\([^)]*\)", "]", row["figure"])  # link targets are not figures
+        out += [f"{row['what']}: {n}" for n in _NUMBER.findall(figure) if n.rstrip(",") not in stated]
+    return out
+
+
+def test_the_readmes_figures_are_stated_in_docs_benchmarks():
+    readme, bench = README.read_text(encoding="utf-8"), BENCHMARKS.read_text(encoding="utf-8")
+    assert len(_table(readme, "| what | figure |")) >= 5
+    assert unstated_figures(readme, bench) == []
+    assert unstated_figures(readme.replace("**3.8 min**", "**3.6 min**"), bench) == [
+        "the whole demo corpus (402 pages, 2,237,504 tokens embedded): 3.6"]
+
+
+def test_docs_benchmarks_is_the_current_figures_not_dated_rounds():
+    text = BENCHMARKS.read_text(encoding="utf-8")
+    assert not re.findall(r"(?i)this round|the round before|previous round|\b20\d\d-\d\d-\d\d\b", text)
+    for heading in re.findall(r"^## (.+)$", text, flags=re.M):  # each measurement says how to reproduce it
+        section = text.split(f"## {heading}\n", 1)[1].split("\n## ", 1)[0]
+        assert "Reproduce:" in section or "python -m" in section, heading
+
+
+# ---- the guide names every command and flag ---------------------------------------------------
+def undocumented_flags(guide: str) -> list[str]:
+    """`dgrag COMMAND --flag` pairs that the guide's "The command line" section does not name."""
+    import argparse
+
+    from dgrag.cli.parser import build_parser
+
+    section = guide.split("\n## The command line\n", 1)[-1].split("\n## ", 1)[0]
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    out = []
+    for name, parser in sub.choices.items():
+        if not re.search(rf"^- `{re.escape(name)}\b", section, flags=re.M):
+            out.append(name)
+        out += [f"{name} {flag}" for a in parser._actions for flag in a.option_strings
+                if flag.startswith("--") and flag != "--help" and not re.search(rf"`[^`]*{flag}\b", section)]
+    return out
+
+
+def test_the_guide_names_every_command_and_flag():
+    guide = (DOCS / "guide.md").read_text(encoding="utf-8")
+    assert undocumented_flags(guide) == []
+    assert "snapshot --float32" in undocumented_flags(guide.replace("--float32", "--f32"))
+
+
+def unknown_variables(text: str, known: set[str]) -> list[str]:
+    """`DGRAG_*` variables a page names that no setting and no code reads."""
+    return sorted({v for v in re.findall(r"DGRAG_[A-Z0-9_]*[A-Z0-9]\b", text) if v not in known})
+
+
+def test_every_variable_the_docs_name_is_read():
+    code = "\n".join(p.read_text(encoding="utf-8") for p in [*(ROOT / "dgrag").rglob("*.py"), ROOT / "app.py"])
+    known = set(re.findall(r"DGRAG_[A-Z0-9_]+", CONFIG_DOC.read_text(encoding="utf-8") + code))
+    for page in LINKED_PAGES:
+        assert unknown_variables(page.read_text(encoding="utf-8"), known) == [], page.name
+    assert unknown_variables("set `DGRAG_DB_PATH` or `DGRAG_INDEX_FILE`", known) == ["DGRAG_INDEX_FILE"]

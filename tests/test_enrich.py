@@ -127,7 +127,7 @@ def test_deleting_a_page_drops_only_its_entities(indexed, embedder):
 
 def test_an_entity_is_embedded_once_by_its_name(indexed, embedder):
     """The entity's vector embeds its name, and synonymy reuses it instead of embedding the
-    name a second time (the tokens a whole-corpus build spends, README "Indexing throughput")."""
+    name a second time (the tokens a whole-corpus build spends, docs/benchmarks.md, "Indexing throughput")."""
     from collections import Counter
 
     from dgrag.backends.embedders import Embedder

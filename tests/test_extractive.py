@@ -32,7 +32,7 @@ def test_a_section_splits_into_sentences_rows_and_code_blocks():
 def test_sentences_fill_the_budget_best_first_and_a_code_block_stands_alone():
     units = [Unit("A" * 300, "sentence", 1, 0, 0), Unit("B" * 250, "sentence", 2, 1, 0),
              Unit("C" * 200, "sentence", 1, 0, 1), Unit("D" * 10, "sentence", 3, 2, 0)]
-    chosen = select(units, [0.80, 0.83, 0.79, 0.70])
+    chosen = select(units, [0.80, 0.83, 0.79, 0.50])
     assert [u.text[0] for u in chosen] == ["B", "A"]  # C would pass 600 with its citation; D is too far below
     text = render(chosen)
     assert text == "B" * 250 + " [2] " + "A" * 300 + " [1]" and len(text) <= ANSWER_CHARS
@@ -125,3 +125,19 @@ def test_hugging_faces_router_takes_the_spaces_token():
     assert s.llm_configured and s.llm_api_key == "hf_secret"
     assert Settings.from_env({**env, "DGRAG_LLM_API_KEY": "own"}).llm_api_key == "own"
     assert Settings.from_env({**env, "DGRAG_LLM_BASE_URL": "http://localhost:8000/v1"}).llm_api_key == ""
+
+
+def test_the_second_hop_joins_the_sentence_that_names_what_the_best_introduced():
+    from dgrag.answer.extractive import bridge_bonus
+    q = "Who inspired the song written by the producer of Amy?"
+    best = Unit("Amy was produced by Ed Sheeran.", "sentence", 1, 0, 0)
+    hop = Unit("Sheeran wrote it for Athina.", "sentence", 2, 1, 0, title="Thinking Out Loud")
+    other = Unit("The weather was fine that day.", "sentence", 3, 2, 0)
+    same = Unit("Sheeran sang it.", "sentence", 1, 0, 1)
+    bonus = bridge_bonus(q, best, [best, hop, other, same])
+    assert bonus.tolist()[2:] == [0.0, 0.0] and bonus[0] == 0.0  # its own section gains nothing
+    assert 0 < bonus[1] < 1
+    # without the question the far sentence stays out; with it, the second hop joins the answer
+    units, scores = [best, hop, other], [0.9, 0.5, 0.55]
+    assert [u.n for u in select(units, scores)] == [1]
+    assert [u.n for u in select(units, scores, question=q)] == [1, 2]

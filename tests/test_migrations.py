@@ -38,13 +38,16 @@ SCHEMA = {
     "ann_index_parts": ["kind", "part", "data"],
     "fact_vector_alias": ["fact", "same_as"],
     "vector_centre": ["kind", "mean", "step"],
+    "asked": ["id", "asked_at", "channel", "question", "language", "sections", "confidence", "unanswered",
+              "answer", "index_state"],
+    "feedback": ["id", "answer_id", "given_at", "rating", "comment", "channel"],
 }
 INDEXES = {
     "nodes_type": "nodes", "nodes_source_path": "nodes", "nodes_embed_hash": "nodes",
     "edges_dst": "edges", "links_target": "links",
     "chunk_entities_entity": "chunk_entities", "facts_pair": "facts",
     "facts_pending": "facts", "nodes_entity_norm": "nodes",
-    "fact_vector_alias_same_as": "fact_vector_alias",
+    "fact_vector_alias_same_as": "fact_vector_alias", "asked_at": "asked", "feedback_answer": "feedback",
 }
 TABLES_OF_0001 = {"schema_migrations", "meta", "nodes", "edges", "links", "images", "files"}
 RELEASED = {  # a released migration is never edited: a change goes into a new numbered file
@@ -56,9 +59,10 @@ RELEASED = {  # a released migration is never edited: a change goes into a new n
     (6, "ann_index"): "282f53d570b927e85385178620d854462447a77d84a290e67bbb89865269c9ae",
     (7, "derived_context"): "19b36eb7fcc93ad9527379c509d95fed6dbace296d5d397c7e2abf0ad950769b",
     (8, "smaller_file"): "547e4624c69608f86646dd14fadf8920ecb051d9e8a9c08f8ad79792c089460e",
+    (9, "asked"): "7761ffeb7ecae23092479cfae08af1c406836facd4cb890e43e3f8fe0dca0992",
 }
 APPLIED = [(1, "index"), (2, "semantic"), (3, "graph_cache"), (4, "named_columns"), (5, "one_vector_each"),
-           (6, "ann_index"), (7, "derived_context"), (8, "smaller_file")]
+           (6, "ann_index"), (7, "derived_context"), (8, "smaller_file"), (9, "asked")]
 
 
 def _schema(con) -> tuple[dict[str, list[str]], dict[str, str]]:
@@ -73,7 +77,7 @@ def test_migrations_ship_inside_the_package():
     package_dir = Path(dgrag.__file__).resolve().parent
     assert Path(str(MIGRATIONS_DIR)).resolve().is_relative_to(package_dir)
     assert [(v, n) for v, n, _ in migration_files()] == sorted(RELEASED)
-    assert latest_version() == 8
+    assert latest_version() == 9
 
 
 def test_released_migration_files_are_unchanged():
@@ -85,7 +89,7 @@ def test_released_migration_files_are_unchanged():
 def test_migrate_blank(tmp_path):
     con = open_connection(tmp_path / "blank.db")
     assert applied_version(con) == 0
-    assert migrate(con) == 8
+    assert migrate(con) == 9
     tables, indexes = _schema(con)
     assert tables == SCHEMA
     assert indexes == INDEXES
@@ -93,8 +97,8 @@ def test_migrate_blank(tmp_path):
     assert [(v, n) for v, n, _ in rows] == APPLIED
     assert all(at.endswith("+00:00") for _, _, at in rows)
     # a second run applies nothing
-    assert migrate(con) == 8
-    assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 8
+    assert migrate(con) == 9
+    assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 9
     con.close()
 
 
@@ -146,11 +150,11 @@ def test_two_connections_migrating_one_file_apply_each_migration_once(tmp_path, 
         seen = real(con)
         if not calls:
             calls.append(seen)
-            assert migrate(other) == 8  # the other connection migrates in between
+            assert migrate(other) == latest_version()  # the other connection migrates in between
         return seen
 
     monkeypatch.setattr(connect, "applied_version", stale_once)
-    assert migrate(first) == 8 and calls == [1]
+    assert migrate(first) == latest_version() and calls == [1]
     rows = first.execute("SELECT version FROM schema_migrations ORDER BY version").fetchall()
     assert [v for (v,) in rows] == [v for v, _ in APPLIED]
     first.close(), other.close()
@@ -205,7 +209,7 @@ def test_a_version_3_file_gets_named_columns(tmp_path):
     _file_at_version_3(old)
     with Store(old) as st:
         _named_columns_hold_the_moved_values(st)
-        assert applied_version(st.con) == 8
+        assert applied_version(st.con) == latest_version()
 
 
 def test_a_version_3_file_opened_read_only_is_upgraded_once(tmp_path):
@@ -216,7 +220,7 @@ def test_a_version_3_file_opened_read_only_is_upgraded_once(tmp_path):
     old.chmod(0o444)
     try:
         with Store(old, readonly=True) as st:  # upgraded already: nothing left to write
-            assert applied_version(st.con) == 8
+            assert applied_version(st.con) == latest_version()
     finally:
         old.chmod(0o644)
 

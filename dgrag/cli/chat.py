@@ -3,9 +3,9 @@
 Reads stdin line by line, from a terminal (a prompt, line editing and history through readline)
 or from a pipe (each question echoed after the prompt, so the output reads as a transcript).
 The conversation is kept, so a follow-up is rewritten into a standalone question when an LLM is
-configured (the answer layer's rewrite step). Every answer ends with its sources, one per line:
-node ID, breadcrumb and source URL. /exit or end of input quits; Ctrl-C cancels the answer being
-written and returns to the prompt.
+configured (the answer layer's rewrite step). Every answer ends with its numbered references as
+links, or, where it has none, its sources one per line: breadcrumb and source URL (no node id).
+/exit or end of input quits; Ctrl-C cancels the answer being written and returns to the prompt.
 """
 from __future__ import annotations
 

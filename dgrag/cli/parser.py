@@ -69,7 +69,7 @@ def _output(p, quiet: bool = True) -> None:
 def _config(p) -> None:
     p.add_argument("--config", metavar="JSON", type=json_config,
                    help="retrieval parameters as a JSON object, e.g. '{\"final_chunk_k\": 5}' "
-                        "(each also env DGRAG_RETRIEVAL_<NAME>; see the README's table)")
+                        "(each also env DGRAG_RETRIEVAL_<NAME>; see docs/configuration.md)")
 
 
 def _asking(p) -> None:

@@ -69,7 +69,7 @@ _TOPIC_PRONOUNS_EN = frozenset({"it", "its", "he", "his", "she", "her", "they", 
 _TOPIC_PRONOUNS_ZH = ("它", "他", "她", "该", "其", "本模块", "此")
 # True: the topic "mentions" every named thing, before the co-occurrences. False (only what relates to
 # nothing else) lost 1.4-3.6 points of R@5 on MuSiQue offline: a passage's title in its facts is what the
-# fact route matches (README, offline OpenIE)
+# fact route matches (docs/benchmarks.md, "Offline OpenIE")
 TOPIC_STAR = True
 COOCCUR_WINDOW = 3      # a named thing relates to the next this many in its sentence
 

@@ -184,7 +184,7 @@ def graph_trust(page: np.ndarray, cfg: RetrievalConfig, dense_ids: np.ndarray,
     chunks best first, `graph` the walk's chunks best first. Of the pages holding the walk's
     best `spread_trust_walk_k` passages, the share that also hold one of the dense route's
     best `spread_trust_dense_k`: no trust at or below `spread_trust_floor`, full from
-    `spread_trust_full`, linear between. Measured (README, "When the graph is trusted"):
+    `spread_trust_full`, linear between. Measured (docs/benchmarks.md, "When the graph is trusted"):
     where extraction is good, the walk's best pages include the ones dense finds first (the
     first hop) and it adds the rest (the next hops); where offline facts join unrelated pages
     through common mentions, its best pages are hubs that dense never ranks, and the dense
@@ -245,7 +245,7 @@ def run_ppr(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact: list[
         if 0 < k < rows.size:
             # restart mass on the best k passages only (same values, the tail left at 0): a
             # cheaper walk, since a restart on every passage makes the push visit the whole
-            # graph; off by default, as it changes which pages the trust rule sees (README,
+            # graph; off by default, as it changes which pages the trust rule sees (docs/benchmarks.md,
             # "Stage 3 at scale")
             keep = np.argpartition(-d, k - 1)[:k]
             rows, d = rows[keep], d[keep]
@@ -324,7 +324,7 @@ def earn_their_slot(li: LoadedIndex, qv: np.ndarray, finals: dict[str, list[tupl
     """Stage 4's quotas for code, tables and images are a maximum: one stays only if it sits
     on a page of the first `final_media_pages` chunks (a screenshot belongs beside the text
     it illustrates), and, with `final_modality_floor`, if its own cosine to the question
-    reaches that share of the best final chunk's (README, "Results that earn their slot")."""
+    reaches that share of the best final chunk's (docs/benchmarks.md, "Results that earn their slot")."""
     chunks = [n for n, _ in finals.get("chunk", [])]
     if not chunks or (cfg.final_media_pages <= 0 and cfg.final_modality_floor <= 0):
         return finals

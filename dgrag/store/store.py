@@ -13,7 +13,7 @@ from types import ModuleType
 from typing import Iterator
 
 from ..errors import EmbeddingMismatch, IndexFileError
-from . import ann, edges, images, logs, meta, nodes, semantic, vectors
+from . import ann, asked, edges, images, logs, meta, nodes, semantic, vectors
 from .connect import applied_version, latest_version, migrate, open_connection
 
 
@@ -31,8 +31,8 @@ class Store:
     """A handle on one index file. One writer at a time (a lock), many readers (WAL).
 
     The rows are reached through table groups: `meta`, `nodes`, `edges`, `images`, `vectors`,
-    `semantic` (entities, facts), `logs` (ingest and enrichment logs, the LLM cache) and `ann`
-    (the stored approximate-nearest-neighbour indexes). What
+    `semantic` (entities, facts), `logs` (ingest and enrichment logs, the LLM cache), `ann`
+    (the stored approximate-nearest-neighbour indexes) and `asked` (the question log, feedback). What
     needs the lock or the file itself (transactions, copies, the embedder binding, stats)
     are methods here."""
 
@@ -50,7 +50,7 @@ class Store:
         except IndexFileError:
             self.con.close()
             raise
-        for module in (meta, nodes, edges, images, vectors, semantic, logs, ann):
+        for module in (meta, nodes, edges, images, vectors, semantic, logs, ann, asked):
             setattr(self, module.__name__.rsplit(".", 1)[1], Tables(module, self.con))
 
     def _upgrade(self, current: int) -> None:
@@ -224,6 +224,10 @@ class Store:
 
     def integrity_check(self) -> str:
         return self.con.execute("PRAGMA integrity_check").fetchone()[0]
+
+    def quick_check(self) -> str:
+        """SQLite's quick_check: "ok", or its first finding (cheaper than integrity_check)."""
+        return self.con.execute("PRAGMA quick_check").fetchone()[0]
 
 
 # The compact file's page size, the smaller file of the two. At SQLite's default 4 KiB a node row of

@@ -27,8 +27,9 @@ from .service import Service
 _QUERY = Field(..., description="The question, in Chinese or English (at most max_query_chars characters and "
                                 "max_query_tokens tokens).", examples=["ACE Tools 怎么创建应用？"])
 _CONFIG = Field(None, description="Per-request overrides of the retrieval parameters, e.g. "
-                                  '{"final_chunk_k": 5, "method": "ppr"}: the names and ranges of the README\'s '
-                                  "table; an unknown name or a value out of range is a 422.",
+                                  '{"final_chunk_k": 5, "method": "ppr"}: the names and ranges of the retrieval '
+                                  "parameters in docs/configuration.md; an unknown name or a value out of range is "
+                                  "a 422.",
                 examples=[{"final_chunk_k": 5}])
 
 
@@ -55,7 +56,7 @@ class ChatRequest(BaseModel):
                                             "is the answer)")
     retrieval_config: dict[str, Any] | None = _CONFIG
     history: list[Message] = Field(default_factory=list, description="earlier turns, oldest first (the last 12 "
-                                                                     "are used)")
+                                                                     "are kept; the model reads the last 6)")
 
 
 class Item(BaseModel):

@@ -26,7 +26,7 @@ from ..errors import DgragError
 from .indexes import Indexes, UnknownIndex
 from .leaving import until_gone
 
-MAX_MESSAGES = 200  # beyond the body limit's own bound: the history keeps the last 12 turns anyway
+MAX_MESSAGES = 200  # beyond the body limit's own bound: the model reads the last 6 turns of the history anyway
 
 
 class OAIMessage(BaseModel):

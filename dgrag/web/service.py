@@ -334,7 +334,7 @@ class Service:
         self.check_admin(secret)
         uploaded = Path(uploaded)
         with Store(uploaded, readonly=True) as st:
-            if st.con.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+            if st.quick_check() != "ok":
                 raise IndexFileError("the uploaded file fails SQLite's integrity check")
             # the file decides the model (a server started with an explicit other one refuses it);
             # it must be one this server can load, at the recorded dimension
