@@ -63,9 +63,9 @@ def test_a_checked_config_is_copied_for_each_search(counted):
     """The search writes its deadline into its config: an edge's config, reused by the agent's
     rounds, must come back unchanged."""
     service, _ = counted
-    query, cfg = service.check_request("ACE Tools", {"spread_time_budget_s": 10.0})
+    query, cfg = service.check_request("ACE Tools", {"diffusion_time_budget_s": 10.0})
     service.retriever.search(query, cfg)  # its own copy: at most the 8 s the request has left
-    assert cfg.spread_time_budget_s == 10.0
+    assert cfg.diffusion_time_budget_s == 10.0
 
 
 def test_only_what_was_checked_skips_the_check(counted):

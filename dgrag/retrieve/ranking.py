@@ -12,7 +12,7 @@ scales that mean the same on every question, and one linear score ranks them:
   (its prose past the embedder's cut, its code and tables), over the best score of the query;
 - `page`: its page's cosine minus the best candidate page's (page -> section: a section of the
   page that matches gains on sections of pages that don't);
-- `walk`: the cost-aware diffusion's own score, over its best;
+- `diffusion`: the cost-aware diffusion's own score, over its best;
 - `ppr`: the fact-seeded PPR walk (HippoRAG 2's graph signal), over its best; 0 without seeds;
 - `evidence`: facts and query-named entities pointing at the passage, each entity's share
   divided by its passage degree, so hubs (`ArkUI-X`, `build()`) count for little;
@@ -51,7 +51,7 @@ OUTSIDE_BASE = -0.1
 # the dev splits between 0.5 and 1: docs/benchmarks.md, "The weighted chunk ranking")
 BRIDGE_SHARE = 0.5
 NO_SCORES = (np.zeros(0, np.int64), np.zeros(0))  # a source left out: (graph indices, scores)
-FEATURES = ("base", "dense", "lexical", "page", "walk", "ppr", "evidence", "link", "child", "bridge", "language")
+FEATURES = ("base", "dense", "lexical", "page", "diffusion", "ppr", "evidence", "link", "child", "bridge", "language")
 
 
 def weights_of(cfg: RetrievalConfig) -> np.ndarray:

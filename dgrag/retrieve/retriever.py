@@ -62,7 +62,7 @@ class Retriever:
         self.reranker = reranker or make_reranker(settings)
         self._local = threading.local()
         self.calibrations = Calibrations()
-        if settings.retrieval.spread_engine == "jit":
+        if settings.retrieval.diffusion_engine == "jit":
             from ..kernels import diffusion_jit
 
             if diffusion_jit.available():
@@ -127,9 +127,9 @@ class Retriever:
         timing["stage2_rerank"] = time.perf_counter() - t
         t = time.perf_counter()
         # the diffusion's own budget never outlasts the request's
-        cfg.spread_time_budget_s = min(cfg.spread_time_budget_s, _in_time(deadline, "rerank"))
+        cfg.diffusion_time_budget_s = min(cfg.diffusion_time_budget_s, _in_time(deadline, "rerank"))
         stage3 = self._stage3(li, cfg, qv, routes, exact, query, cos)
-        timing["stage3_spread"] = time.perf_counter() - t
+        timing["stage3_spread"] = time.perf_counter() - t  # the seed API's key for stage 3
         t = time.perf_counter()
         _in_time(deadline, "stage 3")
         finals = self._final(li, query, stage3, cfg, qv, rows)
@@ -166,7 +166,7 @@ class Retriever:
         routes = {"fact": recall_facts(li, qv, cfg.fact_candidate_k, cfg.fact_ann_breadth),
                   "file": nodes("file", cfg.file_candidate_k), "chunk": nodes("chunk", cfg.chunk_candidate_k)}
         if cfg.method == "dense":  # no graph to reach code / tables / images: recall them directly
-            for kind, k in (("code", cfg.spread_code_k), ("table", cfg.spread_table_k), ("image", cfg.spread_image_k)):
+            for kind, k in (("code", cfg.diffusion_code_k), ("table", cfg.diffusion_table_k), ("image", cfg.diffusion_image_k)):
                 routes[kind] = nodes(kind, k * 4)
         return routes
 
