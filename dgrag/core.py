@@ -129,6 +129,9 @@ class Stage3Result:
     ranked: Mapping[str, list[tuple[int, float]]]
     paths: Mapping[int, list[int]] | None = None
     trace: Mapping[str, Any] = field(default_factory=dict)
+    # by graph index, what ranked each of the first chunks (the diffusion's, when verbose):
+    # {"score", "placed_by", "contributions"} (retrieve/methods.py `_why`)
+    why: Mapping[int, Mapping[str, Any]] | None = None
 
 
 @dataclass(frozen=True)
@@ -149,6 +152,7 @@ class Reference:
     code_language: str | None = None  # code only
     image: Mapping[str, Any] | None = None  # images only: sha, width, height, alt, page
     graph_path_rowids: tuple[str, ...] = ()
+    why: Mapping[str, Any] | None = None  # what ranked it: the features and their contributions (verbose)
 
     @property
     def image_url(self) -> str | None:
@@ -183,6 +187,8 @@ class Reference:
                         image_url=self.image_url)
         if self.graph_path_rowids:
             item["graph_path_rowids"] = list(self.graph_path_rowids)
+        if self.why is not None:
+            item["why"] = dict(self.why)
         return item
 
 
@@ -198,6 +204,7 @@ class RetrievalResult:
     # does the index answer the query (retrieve/confidence.py)? None where it was not judged
     answerable: bool | None = None
     confidence: float | None = None
+    note: str = ""  # a word on the method, e.g. that `ppr` is an experimental comparison
 
     def __post_init__(self):
         object.__setattr__(self, "references", MappingProxyType(
@@ -218,6 +225,8 @@ class RetrievalResult:
                "timing": dict(self.timing)}
         if self.answerable is not None:
             out.update(answerable=self.answerable, confidence=self.confidence)
+        if self.note:
+            out["note"] = self.note
         if self.trace is not None:
             out["trace"] = dict(self.trace)
         return out

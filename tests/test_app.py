@@ -177,7 +177,8 @@ def test_gradio_client_chat_inspect_and_an_indexing_step(live):
                                       12000, 0.5, api_name="/chat")
     assert history[-1]["role"] == "assistant" and "section · " in refs and "chunk-" not in refs
     outs = client.predict("ACE Tools create", api_name="/inspect")
-    assert "### dense" in outs[0] and "### ppr" in outs[1] and "### diffusion" in outs[2]
+    assert "### dense" in outs[0] and "### ppr (experimental comparison)" in outs[1] and "### diffusion" in outs[2]
+    assert "rank score" in outs[4]  # the why: the score that ranked each section
     log = client.predict("", "", "", None, api_name="/job_openie")
     assert "done" in log and "offline" in log
     assert "no job is running" in client.predict("", api_name="/cancel")

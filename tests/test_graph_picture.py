@@ -138,14 +138,18 @@ def test_on_the_excerpt_explain_draws_every_result_or_the_chosen_one(touch):
     settings, result = touch
     fig, text = gp.explain(settings.db_path, result)
     items = [it for k in gp.KINDS for it in result[k]]
-    assert text.count("\n") == len(items) - 1 and all(f"`{it['id']}`" in text for it in items)
+    heads = [line for line in text.splitlines() if line.startswith("- **#")]
+    assert len(heads) == len(items) and all(f"`{it['id']}`" in h for it, h in zip(items, heads))
+    # a section: the score that ranked it and its features; a code block, table or image: the walk's
+    for it, h in zip(items, heads):
+        assert ("rank score" in h) == (it["type"] == "chunk") and ("walk score" in h) == (it["type"] != "chunk")
     by_name = {t.name: t for t in fig.data}
     hot = sum(len(it["graph_path_rowids"]) - 1 for it in items)
     assert len(by_name["path labels"].text) == hot == 4  # the code, 2 tables and the image hang off a chunk
     assert "Touch Event / TouchObject" in list(by_name["chunk"].text)
     image = result["images"][0]
     fig, text = gp.explain(settings.db_path, result, [image["id"]], limit=30)
-    assert text.startswith(f"- `{image['id']}`: chunk “Touch Event / Example”")
+    assert text.startswith(f"- **#1** `{image['id']}`: chunk “Touch Event / Example”")
     by_name = {t.name: t for t in fig.data}
     assert list(by_name["path labels"].text) == ["contains 0.30"]
     assert list(by_name["image"].marker.size).count(18) == 1  # only the chosen result is drawn larger

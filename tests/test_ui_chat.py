@@ -37,14 +37,15 @@ def test_why_for_a_reference_found_by_another_method_shows_the_diffusions_walk(i
     dense = service.retrieve("touch event TouchType Down", {"method": "dense"})
     image = dense["images"][0]["id"]
     fig, text = _explain(service, "touch event TouchType Down", {"method": "dense"}, image)
-    assert text.startswith("_This reference came from dense; below is the diffusion's walk for the same search._")
-    assert f"- `{image}`: chunk “Touch Event / Example” matched the question directly" in text
+    assert text.startswith("_This reference came from dense; below is the diffusion's ranking and walk for the same "
+                           "search._")
+    assert f"`{image}`: chunk “Touch Event / Example” matched the question directly" in text
     assert "path to a result" in {t.name for t in fig.data}
     fig, text = _explain(service, "touch event TouchType Down", {"method": "diffusion"}, "chunk-not-there")
     assert ("_`chunk-not-there` is not among the diffusion's results for “touch event TouchType Down”; "
             "its walk:_") in text
-    assert text.count("\n- `") == len([it for k in ("chunks", "codes", "tables", "images")  # one line each
-                                      for it in service.retrieve("touch event TouchType Down")[k]])
+    assert text.count("\n- **#") == len([it for k in ("chunks", "codes", "tables", "images")  # one each
+                                         for it in service.retrieve("touch event TouchType Down")[k]])
 
 
 def test_a_follow_up_in_the_ui_reaches_the_model_with_the_conversation(tmp_path, fixture_index, openai_server_factory):

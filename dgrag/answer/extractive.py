@@ -13,7 +13,7 @@ The second hop: an answer often sits in another section that names what the best
 introduced ("... the song was inspired by his then-girlfriend" after "written by Ed Sheeran"). A
 sentence of another section gains `W_BRIDGE` x the share of the best sentence's new words (those
 not in the question) that it holds, with its section's title. Chosen on the MuSiQue dev split
-(every third question; docs/benchmarks.md, "Answers without an LLM"): gold answer in the extract
+(every third question; docs/benchmarks.md, "Answers"): gold answer in the extract
 35.3 -> 50.0; W_BRIDGE 0.3-0.5 with MARGIN 0.2-0.5 all within 3 points of it.
 """
 from __future__ import annotations

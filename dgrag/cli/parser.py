@@ -78,7 +78,8 @@ def _asking(p) -> None:
     _db(p)
     _embedder(p)
     p.add_argument("--method", choices=METHODS, default=None,
-                   help="stage-3 method (default diffusion; env DGRAG_RETRIEVAL_METHOD)")
+                   help="stage-3 method (default diffusion; ppr is an experimental comparison, below dense "
+                        "on documentation; env DGRAG_RETRIEVAL_METHOD)")
     _config(p)
     p.add_argument("--no-llm", action="store_true",
                    help="retrieval only: the answer is the retrieved context, even when an LLM is configured "

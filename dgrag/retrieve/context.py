@@ -14,19 +14,23 @@ MAX_CHUNK_CHARS = 2500
 
 
 def build_references(rows: NodeRows, li: LoadedIndex, finals: dict[str, list[tuple[int, float]]],
-                     paths: Mapping[int, list[int]]) -> dict[str, list[Reference]]:
-    """Per section, the final (graph index, score) pairs as references, in order; a node
-    deleted by a writer since the snapshot was loaded is left out."""
+                     paths: Mapping[int, list[int]],
+                     why: Mapping[int, Mapping] | None = None) -> dict[str, list[Reference]]:
+    """Per section, the final (graph index, score) pairs as references, in order, each with
+    what ranked it where `why` (by graph index) has it; a node deleted by a writer since the
+    snapshot was loaded is left out."""
     out: dict[str, list[Reference]] = {}
+    why = why or {}
     for kind, ranked in finals.items():
         rowids = [int(li.rowids[i]) for i, _ in ranked]
         nodes = rows.get(rowids)
-        out[SECTION_OF[kind]] = [_reference(nodes[rowid], score, tuple(str(li.rowids[p]) for p in paths.get(idx, ())))
+        out[SECTION_OF[kind]] = [_reference(nodes[rowid], score, tuple(str(li.rowids[p]) for p in paths.get(idx, ())),
+                                            why.get(idx))
                                  for (idx, score), rowid in zip(ranked, rowids) if rowid in nodes]
     return out
 
 
-def _reference(n: dict, score: float, path_rowids: tuple[str, ...]) -> Reference:
+def _reference(n: dict, score: float, path_rowids: tuple[str, ...], why: Mapping | None = None) -> Reference:
     meta = n["meta"]
     image = None
     if n["type"] == "image":
@@ -39,7 +43,7 @@ def _reference(n: dict, score: float, path_rowids: tuple[str, ...]) -> Reference
         text=n["text"][:MAX_CHUNK_CHARS] if n["type"] == "chunk" else n["text"],
         corpus_idx=meta.get("corpus_idx"),
         code_language=meta.get("code_language", "") if n["type"] == "code" else None,
-        image=image, graph_path_rowids=path_rowids)
+        image=image, graph_path_rowids=path_rowids, why=why)
 
 
 def merge_context(refs: Mapping[str, list[Reference]], settings: Settings) -> str:

@@ -20,6 +20,15 @@ from .loaded import LoadedIndex, QueryCosines
 from .stages import on_cosine_scale
 
 COLLECT = ("chunk", "code", "table", "image")
+# `ppr` stays for comparison with HippoRAG 2, not as a choice beside the default: on the doc
+# sites its fallback to dense does not catch it (docs/benchmarks.md, "ppr on documentation")
+# a matched fact's credit: all of it to the chunk it was read from, this share to each of its
+# two entities (and from them, shared, to every chunk that mentions them)
+ENTITY_SHARE = 0.5
+CITED_K = 30  # the first results of each kind whose walk path is kept (graph_path_rowids, the picture)
+PPR_NOTE = ("ppr (HippoRAG 2's walk) is an experimental comparison, not a method beside the default: on "
+            "documentation it ranks below dense (docs/benchmarks.md, \"ppr on documentation\"); "
+            "diffusion (the default) or dense answer better")
 
 
 def node_similarity(cos: QueryCosines, chunks: Route) -> np.ndarray:
@@ -42,7 +51,7 @@ def fact_evidence(li: LoadedIndex, facts: Route, exact: list[int]) -> np.ndarray
         nodes.append(li.fact_chunk[facts.positions])
         weights.append(s)
         ents = np.concatenate([li.fact_head[facts.positions], li.fact_tail[facts.positions]])
-        _spread_from_entities(li, nodes, weights, ents, np.concatenate([s, s]) * 0.5)
+        _spread_from_entities(li, nodes, weights, ents, np.concatenate([s, s]) * ENTITY_SHARE)
     if exact:
         _spread_from_entities(li, nodes, weights, np.asarray(exact), np.ones(len(exact)))
     ev = np.zeros(li.n_nodes)
@@ -117,12 +126,12 @@ def run_diffusion(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact:
                   time_budget_s=cfg.diffusion_time_budget_s, evidence_weight=ev_weight, evidence=ev,
                   engine=cfg.diffusion_engine, vectors=dense.vectors())
     ranked = _by_type(li, res.nodes, res.scores)
-    extra = {}
+    extra, why = {}, None
     if weighted:
-        ranked["chunk"], extra = _weighted_chunks(li, cfg, query, chunks, ranked["chunk"], graph, ev, dense, trust)
+        ranked["chunk"], extra, why = _weighted_chunks(li, cfg, query, chunks, ranked["chunk"], graph, ev, dense, trust)
     elif graph and cfg.diffusion_graph_fusion * trust > 0:
         ranked["chunk"] = fuse_ranks(ranked["chunk"], graph, cfg.diffusion_fusion_k, cfg.diffusion_graph_fusion * trust)
-    cited = {n for kind in COLLECT for n, _ in ranked[kind][:30]}  # every item stage 4 may keep cites its path
+    cited = {n for kind in COLLECT for n, _ in ranked[kind][:CITED_K]}  # every item stage 4 may keep cites its path
     paths = {n: path_to(res, n) for n in sorted(cited)}
     trace = {"expansions": res.expansions, "stop_reason": res.stop_reason, "graph_trust": round(trust, 4)}
     if cfg.verbose:  # the inspector's picture; ~800 lookups a question otherwise thrown away
@@ -134,7 +143,7 @@ def run_diffusion(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact:
         reasons = seed_reasons(li, facts, files, chunks, exact, cfg.fact_seed_k, cfg.file_seed_k)
         drawn = np.array(res.visited[:PICTURE_NODES].tolist() + [n for p in paths.values() for n in p], np.int64)
         trace.update(picture_trace(li, res, _known(sim, dense, drawn), paths, reasons))
-    return Stage3Result(ranked, paths, trace)
+    return Stage3Result(ranked, paths, trace, why)
 
 
 def _known(sim: np.ndarray, cos: QueryCosines, nodes: np.ndarray) -> np.ndarray:
@@ -147,11 +156,11 @@ def _known(sim: np.ndarray, cos: QueryCosines, nodes: np.ndarray) -> np.ndarray:
 
 
 def _weighted_chunks(li, cfg: RetrievalConfig, query: str, chunks: Route, walked, graph, ev, dense, trust: float):
-    """The chunk ranking of `rank_mode: evidence` (ranking.py), and its features for the trace.
-    Where the fact-seeded PPR walk is corroborated by dense (`trust` at least
-    `rank_ppr_trust`), it also gets places in the tail (`ranking.interleave`): it finds the
-    later hops (R@10) that one linear score ranks too low, and the head stays the weighted
-    ranking's."""
+    """The chunk ranking of `rank_mode: evidence` (ranking.py), its features for the trace and,
+    when verbose, what ranked each of its first chunks (`_why`). Where the fact-seeded PPR walk
+    is corroborated by dense (`trust` at least `rank_ppr_trust`), it also gets places in the
+    tail (`ranking.interleave`): it finds the later hops (R@10) that one linear score ranks too
+    low, and the head stays the weighted ranking's."""
     if cfg.rank_w_lexical > 0 and query:  # a weight of 0 costs nothing: no index built, no candidates
         lex_rows, index = li.lexical()
         lexical = (lex_rows, index.scores(query))
@@ -165,15 +174,37 @@ def _weighted_chunks(li, cfg: RetrievalConfig, query: str, chunks: Route, walked
     cands = ranking.candidates(li, cfg, chunks, lexical, walk, ppr, dense, bridge)
     language = language_of(query) if cfg.rank_w_language > 0 and query else ""
     F = ranking.features(li, cfg, cands, chunks, lexical, walk, ppr, ev, dense, bridge, language)
-    ranked = ranking.rank(cands, F, ranking.weights_of(cfg))
+    w = ranking.weights_of(cfg)
+    by_score = ranked = ranking.rank(cands, F, w)
     by_ppr = [n for n, _ in graph[:cfg.rank_candidate_k]]  # every one a candidate (`ranking.candidates`)
     places = cfg.rank_ppr_every > 0 and bool(by_ppr) and ranking.trusted(trust, cfg.rank_ppr_trust)
     if places:
         ranked = ranking.interleave(ranked, by_ppr, cfg.rank_ppr_head, cfg.rank_ppr_every)
     at = {int(c): i for i, c in enumerate(cands.tolist())}
-    return ranked, {"ranking": {"features": list(ranking.FEATURES), "nodes": cands.tolist(),
+    why = _why(at, F, w, by_score, ranked, max(cfg.final_chunk_k, cfg.final_rerank_candidates)) if cfg.verbose else None
+    return ranked, {"ranking": {"features": list(ranking.FEATURES), "weights": w.tolist(), "nodes": cands.tolist(),
                                 "values": np.round(F, 5).tolist(), "ppr_trust": round(trust, 4),
-                                "ppr_order": [at[n] for n in by_ppr], "ppr_places": places}}
+                                "ppr_order": [at[n] for n in by_ppr], "ppr_places": places}}, why
+
+
+def _why(at: dict[int, int], F: np.ndarray, w: np.ndarray, by_score: list[tuple[int, float]],
+         ranked: list[tuple[int, float]], top: int) -> dict[int, dict]:
+    """Per graph index of the first `top` ranked chunks (`at`: its row in `F`): its score, the
+    features that made it (`ranking.explained`: they sum to the score) and what gave it its
+    place: `score`; `first_without_bridge` for a first place the bridge's next hop would have
+    taken (`ranking.order`); `ppr` where PPR's places (`ranking.interleave`) put it above a
+    result its score ranks above it."""
+    was = [dict((n, i) for i, (n, _) in enumerate(by_score))[n] for n, _ in ranked]
+    below = np.minimum.accumulate(np.array(was[::-1] + [len(was)]))[::-1][1:]  # the best rank after each
+    best = max((s for _, s in by_score), default=0.0)
+
+    def placed(place: int, s: float) -> str:
+        if below[place] < was[place]:
+            return "ppr"
+        return "first_without_bridge" if was[place] == 0 and s < best else "score"
+
+    return {n: {"score": s, "placed_by": placed(place, s), "contributions": ranking.explained(F, w, at[n])}
+            for place, (n, s) in enumerate(ranked[:top])}
 
 
 def graph_trust(page: np.ndarray, cfg: RetrievalConfig, dense_ids: np.ndarray,

@@ -1,40 +1,23 @@
 """The diffusion's chunk ranking: one score per candidate that weighs every kind of evidence.
 
 Instead of switching the graph on or off per question, each candidate section gets features on
-scales that mean the same on every question, and one linear score ranks them:
+scales that mean the same on every question, and one linear score ranks them: the score is the
+sum of each feature's contribution, its weight times its value (`contributions`), so the
+inspector's "why" lists exactly what ranked a result. The features are named in `REGISTRY` (what
+each measures and how it is computed); `features` writes each one's column by name (`COLUMN`).
 
-- `base`: the stage-2 score (dense cosine fused with BM25 over the dense candidates), min-max
-  over them (`OUTSIDE_BASE` for the others): with the other weights at 0 the ranking is
-  dense's, so every other feature
-  moves a passage only as far as its evidence carries it past dense's own margins;
-- `dense`: the passage's cosine minus the best candidate's (the margin dense was sure by);
-- `lexical`: identifier-aware BM25 over the whole corpus, the section's full text included
-  (its prose past the embedder's cut, its code and tables), over the best score of the query;
-- `page`: its page's cosine minus the best candidate page's (page -> section: a section of the
-  page that matches gains on sections of pages that don't);
-- `diffusion`: the cost-aware diffusion's own score, over its best;
-- `ppr`: the fact-seeded PPR walk (HippoRAG 2's graph signal), over its best; 0 without seeds;
-- `evidence`: facts and query-named entities pointing at the passage, each entity's share
-  divided by its passage degree, so hubs (`ArkUI-X`, `build()`) count for little;
-- `link`: the passage's page is joined by a `[text](page.md)` link to the page of one of the
-  best few base passages (a guide and the API reference it calls), weighted by that base score
-  and divided by log2(1 + the pages the linked page is joined to), so an overview page that
-  links to every guide gains little from each;
-- `child`: the best cosine among the section itself and the code blocks, tables and images it
-  contains, minus the best candidate's (a method's row in a long reference table, a snippet:
-  text past the section's embedded cut that has a vector of its own);
-- `bridge`: one of the best few base passages, on another page, mentions the passage's page name
-  or its section's heading, weighted by that base score and by how specific the title's terms
-  are, and shared by the titles that passage names (the second hop: the passage about the
-  person the first names, the reference section of the method a guide calls); it never takes
-  the first place (`order`);
-- `language`: 1 for a section in the question's language (`core.language_of`), else 0: a
-  bilingual corpus holds each page twice, and an identifier matches both copies alike.
+With every weight but `base`'s at 0 the ranking is dense's, so every other feature moves a
+passage only as far as its evidence carries it past dense's own margins. A weight of 0 leaves
+the features that cost work (`lexical`, `bridge`, `child`, `evidence`, `language`, `ppr`)
+uncomputed.
 
-The weights are fitted on the dev splits of the bench sets (`python -m bench.ranker`) and kept
-in RetrievalConfig (`rank_w_*`), so a request can change them.
+The default weights are fitted on the dev splits of the bench sets (`python -m bench.ranker`)
+and kept with their provenance in dgrag/rank_weights.json; RetrievalConfig reads them
+(`rank_w_*`), so a request can change them.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -51,7 +34,51 @@ OUTSIDE_BASE = -0.1
 # the dev splits between 0.5 and 1: docs/benchmarks.md, "The weighted chunk ranking")
 BRIDGE_SHARE = 0.5
 NO_SCORES = (np.zeros(0, np.int64), np.zeros(0))  # a source left out: (graph indices, scores)
-FEATURES = ("base", "dense", "lexical", "page", "diffusion", "ppr", "evidence", "link", "child", "bridge", "language")
+
+
+@dataclass(frozen=True)
+class Feature:
+    """One column of the ranking's feature matrix; its weight is RetrievalConfig's `rank_w_<name>`."""
+    name: str
+    measures: str  # what it tells about a candidate
+    computed: str  # how `features` computes it
+
+
+REGISTRY = (
+    Feature("base", "how well stage 2 matched the question",
+            "the stage-2 score (dense cosine fused with BM25 over the dense candidates), min-max over them; "
+            "OUTSIDE_BASE for a candidate stage 2 did not keep"),
+    Feature("dense", "the margin dense was sure by",
+            "the candidate's cosine minus the best candidate's"),
+    Feature("lexical", "the question's words and identifiers anywhere in the section",
+            "identifier-aware BM25 over the whole corpus, the section's full text included (its prose past "
+            "the embedder's cut, its code and tables), over the question's best score"),
+    Feature("page", "the section's page matches (page -> section)",
+            "its page's cosine minus the best candidate page's"),
+    Feature("diffusion", "the cost-aware diffusion reached it cheaply",
+            "the diffusion's own score, over its best"),
+    Feature("ppr", "the fact-seeded PPR walk (HippoRAG 2's graph signal) reached it",
+            "the PPR score, over its best; 0 without seeds"),
+    Feature("evidence", "facts and entities the question names point at it",
+            "a matched fact's credit (its rerank score, min-max) to the chunk it was read from and a share "
+            "through each of its entities, and each entity the question names, an entity's credit divided "
+            "among the passages that mention it, so hubs (`ArkUI-X`, `build()`) count for little; over "
+            "the best (methods.fact_evidence)"),
+    Feature("link", "a jump link joins its page to a top passage's (a guide and the API it calls)",
+            "the best base score among the `rank_link_k` best passages whose page links to or from its page, "
+            "over log2(1 + the pages that page is joined to), so an overview linking every guide gains little"),
+    Feature("child", "text past the section's embedded cut that has a vector of its own",
+            "the best cosine among the section and its code blocks, tables and images, minus the best "
+            "candidate's"),
+    Feature("bridge", "a top passage on another page names it (the next hop)",
+            "the base score of one of the `rank_bridge_k` best passages that mentions its page name or "
+            "heading (with the question's words, `rank_bridge_question`), times the title's specificity, "
+            "shared by n ** BRIDGE_SHARE of the n titles that passage names; never the first place (`order`)"),
+    Feature("language", "the section is in the question's language (a bilingual corpus holds each page twice)",
+            "1 where the section's language is the question's (`core.language_of`), else 0"),
+)
+FEATURES = tuple(f.name for f in REGISTRY)  # the columns, in order
+COLUMN = {name: i for i, name in enumerate(FEATURES)}
 
 
 def weights_of(cfg: RetrievalConfig) -> np.ndarray:
@@ -90,33 +117,33 @@ def features(li: LoadedIndex, cfg: RetrievalConfig, cands: np.ndarray, chunks: R
     F = np.zeros((n, len(FEATURES)))
     at = {int(c): i for i, c in enumerate(cands.tolist())}
     base = minmax(np.asarray(chunks.score, dtype=np.float64))
-    F[:, 0] = OUTSIDE_BASE
+    F[:, COLUMN["base"]] = OUTSIDE_BASE
     for p, s in zip(chunks.positions.tolist(), base.tolist()):
         if p in at:
-            F[at[p], 0] = s
+            F[at[p], COLUMN["base"]] = s
     cos = dense[cands]
-    F[:, 1] = cos - cos.max() if n else 0.0
-    for col, (rows, values) in ((2, lexical), (9, bridge)):
+    F[:, COLUMN["dense"]] = cos - cos.max() if n else 0.0
+    for name, (rows, values) in (("lexical", lexical), ("bridge", bridge)):
         if values.size:
             full = np.zeros(li.n_nodes)
-            full[rows] = _unit(values) if col == 2 else values
-            F[:, col] = full[cands]
+            full[rows] = _unit(values) if name == "lexical" else values
+            F[:, COLUMN[name]] = full[cands]
     page = li.page_of()
     pages = page[cands]
     pcos = np.where(pages >= 0, dense[np.maximum(pages, 0)], 0.0)
-    F[:, 3] = pcos - pcos.max() if n else 0.0
-    for col, scores in ((4, walk), (5, ppr)):
+    F[:, COLUMN["page"]] = pcos - pcos.max() if n else 0.0
+    for name, scores in (("diffusion", walk), ("ppr", ppr)):
         top = max(scores.values(), default=0.0)
         if top > 0:
-            F[:, col] = [scores.get(int(c), 0.0) / top for c in cands.tolist()]
+            F[:, COLUMN[name]] = [scores.get(int(c), 0.0) / top for c in cands.tolist()]
     if evidence is not None:
-        F[:, 6] = evidence[cands]
-    F[:, 7] = _link_evidence(li, chunks, cfg.rank_link_k, pages, base)
+        F[:, COLUMN["evidence"]] = evidence[cands]
+    F[:, COLUMN["link"]] = _link_evidence(li, chunks, cfg.rank_link_k, pages, base)
     if cfg.rank_w_child > 0 and n:
         child = _best_with_children(li, cands, dense)
-        F[:, 8] = child - child.max()
+        F[:, COLUMN["child"]] = child - child.max()
     if language:
-        F[:, 10] = li.language()[cands] == language
+        F[:, COLUMN["language"]] = li.language()[cands] == language
     return F
 
 
@@ -158,14 +185,25 @@ def _bridge_from(li: LoadedIndex, doc_page: np.ndarray, doc: int, s: float, ques
         np.maximum.at(out, hit, s * titles.specificity[hit] / share)
 
 
+def contributions(F: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Each feature's share of each candidate's score: weight times value, (candidates, features)."""
+    return F * w
+
+
+def scores(F: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """The ranking score of each candidate: the sum of its contributions, summed row by row as
+    `explained` lists them, so that the two agree to the last bit."""
+    return contributions(F, w).sum(axis=1)
+
+
 def order(F: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Candidate positions best first by F @ w, except the first place: it goes to the best by
+    """Candidate positions best first by `scores`, except the first place: it goes to the best by
     every feature but `bridge`. A bridge is next-hop evidence (the passage a first passage
     names), so it ranks a passage after the passages that match the question themselves, not
     above all of them. Ties keep the candidates' order (stage 2's first, in its order)."""
-    s = F @ w
+    s = scores(F, w)
     out = np.argsort(-s, kind="stable")
-    b = FEATURES.index("bridge")
+    b = COLUMN["bridge"]
     if out.size > 1 and w[b] != 0:
         first = int(np.argmax(s - w[b] * F[:, b]))  # argmax keeps the earliest of ties
         out = np.concatenate([[first], out[out != first]])
@@ -173,9 +211,18 @@ def order(F: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 
 def rank(cands: np.ndarray, F: np.ndarray, w: np.ndarray) -> list[tuple[int, float]]:
-    """Best first (`order`), with each candidate's score F @ w."""
-    s = F @ w
+    """Best first (`order`), with each candidate's score (`scores`)."""
+    s = scores(F, w)
     return [(int(cands[i]), float(s[i])) for i in order(F, w)]
+
+
+def explained(F: np.ndarray, w: np.ndarray, i: int) -> list[dict]:
+    """What ranked candidate `i`: each feature with a non-zero contribution, its weight, value
+    and contribution, the largest (in size) first. Their contributions sum to its score."""
+    c = contributions(F[i:i + 1], w)[0]
+    rows = [{"feature": name, "weight": float(w[j]), "value": float(F[i, j]), "contribution": float(c[j])}
+            for j, name in enumerate(FEATURES) if c[j] != 0]
+    return sorted(rows, key=lambda r: -abs(r["contribution"]))
 
 
 def trusted(trust: float, bar: float) -> bool:

@@ -18,7 +18,7 @@ from .confidence import Calibrations, evidence
 from .context import build_references, merge_context
 from .explain import rowid_trace
 from .loaded import IndexHandle, LoadedIndex, QueryCosines
-from .methods import COLLECT, earn_their_slot, run_dense, run_diffusion, run_ppr
+from .methods import COLLECT, PPR_NOTE, earn_their_slot, run_dense, run_diffusion, run_ppr
 from .stages import match_entities, recall_facts, recall_nodes, recall_nodes_sqlite_vec, rerank
 
 
@@ -136,14 +136,14 @@ class Retriever:
         timing["stage4_final_rerank"] = time.perf_counter() - t
         t = time.perf_counter()
         _in_time(deadline, "the final rerank")
-        refs = build_references(rows, li, finals, stage3.paths or {})
+        refs = build_references(rows, li, finals, stage3.paths or {}, _why(stage3, cfg))
         context = merge_context(refs, self.settings)
         timing["stage4_merge"] = time.perf_counter() - t
         answerable, confidence = self.calibrations.get(li, embedder).judge(*evidence(li, qv, query))
         timing["rag_total"] = time.perf_counter() - t0
         return RetrievalResult(query, cfg.method, refs, context, {k: round(v, 4) for k, v in timing.items()},
                                self._trace(li, routes, exact, stage3) if cfg.verbose else None,
-                               answerable, confidence)
+                               answerable, confidence, PPR_NOTE if cfg.method == "ppr" else "")
 
     def judge(self, query: str) -> tuple[bool, float, tuple[float, float]]:
         """(answerable, confidence, (dense, coverage)) of a query alone, without a search."""
@@ -251,6 +251,14 @@ class Retriever:
         st = rowid_trace(li, stage3.trace, stage3.paths)
         trace["stage3"] = st
         return trace
+
+
+def _why(stage3: Stage3Result, cfg: RetrievalConfig) -> dict[int, dict] | None:
+    """What ranked each chunk, as stage 3 scored it; where a final rerank reordered the chunks
+    (and, with the cross-encoder, scored them), each says so (`reranked_by`)."""
+    if not stage3.why or cfg.final_rerank_backend == "none":
+        return dict(stage3.why) if stage3.why else None
+    return {n: {**w, "reranked_by": cfg.final_rerank_backend} for n, w in stage3.why.items()}
 
 
 def _in_time(deadline: float, after: str) -> float:

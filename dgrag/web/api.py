@@ -59,6 +59,23 @@ class ChatRequest(BaseModel):
                                                                      "are kept; the model reads the last 6)")
 
 
+class Contribution(BaseModel):
+    feature: str = Field(..., description="a feature of the ranking (retrieve/ranking.py REGISTRY)")
+    weight: float = Field(..., description="its weight, rank_w_<feature>")
+    value: float = Field(..., description="its value for this section")
+    contribution: float = Field(..., description="weight x value")
+
+
+class Why(BaseModel):
+    """What ranked a section (the default method, with retrieval_config {"verbose": true})."""
+
+    model_config = ConfigDict(extra="allow")
+    score: float = Field(..., description="the score that ranked it: the sum of the contributions")
+    placed_by: str = Field(..., description="score | first_without_bridge | ppr (a place given to the PPR walk)")
+    contributions: list[Contribution] = Field(..., description="the features that made the score, largest first")
+    reranked_by: str | None = Field(None, description="the final rerank that reordered the results, if any")
+
+
 class Item(BaseModel):
     """One retrieved node (chunk, code block, table or image)."""
 
@@ -75,6 +92,7 @@ class Item(BaseModel):
     summary: str = ""
     text: str = ""
     image_url: str | None = Field(None, description="images only: /images/{sha256}")
+    why: Why | None = Field(None, description='sections, with retrieval_config {"verbose": true}: what ranked it')
 
 
 class Reference(BaseModel):
@@ -125,6 +143,7 @@ class RetrieveResponse(BaseModel):
     trace: dict[str, Any] | None = Field(None, description='with retrieval_config {"verbose": true}')
     answerable: bool | None = Field(None, description="whether the docs seem to cover the query")
     confidence: float | None = Field(None, description="0..1; 0.5 at the index's calibrated threshold")
+    note: str | None = Field(None, description="a word on the method: ppr is an experimental comparison")
 
 
 class ChatResponse(BaseModel):

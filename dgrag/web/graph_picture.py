@@ -3,7 +3,8 @@
 `picture` picks a bounded subgraph out of a verbose retrieval trace (the paths to the chosen
 results first, then the walk's tree around them, then its other subtrees), `figure` draws it with plotly
 (an interactive figure that gr.Plot renders with the plotly.js Gradio ships: no CDN), laid out
-by igraph, and `why` tells in one line how the walk reached a result. Everything but
+by igraph, `ranked_lines` tells what ranked a result (the features and their contributions
+to the score that ranked it) and `why` in one line how the walk reached it. Everything but
 `describe` and `figure` is pure, on the trace's row ids and the node rows."""
 from __future__ import annotations
 
@@ -61,18 +62,47 @@ def describe(db_path: Path, stage3: dict, ids: list[str]) -> tuple[dict[str, dic
 
 def explain(db_path: Path, result: dict, chosen: list[str] | None = None, limit: int = MAX_NODES):
     """(plotly figure or None, Markdown "why" lines) for a verbose diffusion result: every
-    result's path, or only those of the node ids in `chosen`."""
+    result, or only the node ids in `chosen`, in rank order (`ranked_lines`), with the walk's
+    path to each drawn."""
     st3 = (result.get("trace") or {}).get("stage3") or {}
-    items = [it for k in KINDS for it in result.get(k, []) if not chosen or it["id"] in chosen]
+    items = [(k, place, it) for k in KINDS for place, it in enumerate(result.get(k, []), 1)
+             if not chosen or it["id"] in chosen]
     if not st3.get("visited") or not items:
         return None, "_Nothing to explain: run a diffusion retrieval that returns results._"
-    nodes, facts, rowid = describe(db_path, st3, [it["id"] for it in items])
-    targets = [rowid[it["id"]] for it in items if it["id"] in rowid]
-    lines = [f"- `{it['id']}`: {_md(why(st3, nodes, facts, rowid[it['id']]))}" for it in items if it["id"] in rowid]
+    nodes, facts, rowid = describe(db_path, st3, [it["id"] for _, _, it in items])
+    targets = [rowid[it["id"]] for _, _, it in items if it["id"] in rowid]
+    lines = [line for kind, place, it in items if it["id"] in rowid
+             for line in ranked_lines(st3, nodes, facts, rowid[it["id"]], kind, place, it)]
     pic = picture(st3, nodes, facts, targets, limit)
     title = (f"{len(pic.nodes)} of {len(st3['visited'])} visited nodes · red: the path from a seed to "
              + ("the chosen result" if chosen else "each result"))
     return figure(pic, title), "\n".join(lines)
+
+
+# a place not given by the score alone (retrieve/methods.py `_why`)
+PLACED = {"ppr": " · a place given to the PPR walk (`rank_ppr_every`)",
+          "first_without_bridge": " · first: the best without `bridge` (a next hop ranks after what matches)"}
+
+
+def ranked_lines(stage3: dict, nodes: dict[str, dict], facts: dict[int, dict], target: str, kind: str,
+                 place: int, item: dict) -> list[str]:
+    """The "why" of one result (`place` in its list, `kind`): a section the ranking scored gets
+    the score that ranked it and, on the next line, the features that made that score, each as
+    weight x value, largest first (they sum to it), then the walk's path to it where the walk
+    reached it; a code block, table or image, ranked among its kind by the walk's own score,
+    gets that path and score."""
+    head = f"- **#{place}** `{item['id']}`"
+    ranked = item.get("why")
+    if kind != "chunks" or not ranked:
+        return [f"{head}: {_md(why(stage3, nodes, facts, target))}"]
+    placed = PLACED.get(ranked.get("placed_by"), "")
+    rerank = f" · then reordered by the {ranked['reranked_by']} rerank" if ranked.get("reranked_by") else ""
+    out = [f"{head} {_md(_name(nodes.get(target), target))} · rank score **{ranked['score']:.3f}**{placed}{rerank}",
+           "  - " + " · ".join(f"{c['feature']} {c['contribution']:+.3f} = {c['weight']:g} × {c['value']:.3f}"
+                               for c in ranked["contributions"])]
+    if stage3.get("paths", {}).get(target):
+        out.append(f"  - the walk: {_md(why(stage3, nodes, facts, target, with_score=False))}")
+    return out
 
 
 def _md(text: str) -> str:
@@ -187,11 +217,13 @@ def _hover(rowid: str, node: dict | None, stage3: dict) -> str:
     return f"<b>{html.escape(node['type'])}</b> {html.escape(node.get('breadcrumb') or node.get('entity_name') or '')}<br>{figures}<br>{body}"
 
 
-def why(stage3: dict, nodes: dict[str, dict], facts: dict[int, dict], target: str) -> str:
+def why(stage3: dict, nodes: dict[str, dict], facts: dict[int, dict], target: str, with_score: bool = True) -> str:
     """How the walk reached `target`, in one line: where its seed came from, then each hop
-    with its edge type and cost, then the path's total cost and the result's score."""
+    with its edge type and cost, then the path's total cost and (`with_score`) the walk's score,
+    which ranks a code block, table or image among its kind (a section's rank score is
+    `ranked_lines`')."""
     path = stage3.get("paths", {}).get(target, [])
-    score = stage3.get("score", {}).get(target)
+    score = stage3.get("score", {}).get(target) if with_score else None
     tail = f" · walk score {score:.3f}" if score is not None else ""
     if not path:
         return (f"{_name(nodes.get(target), target)} was not reached by the walk: the graph's PageRank from the "

@@ -28,7 +28,9 @@ SETTINGS_SLIDERS = [  # (parameter, minimum, maximum, step)
 # default LaTeX delimiters two such titles swallow everything between them into one formula.
 NO_LATEX: list = []
 # the methods in plain words (the value is the API's name); the details: METHOD_INFO, "How it works"
-METHODS = [("Best (graph)", "diffusion"), ("Graph walk (PageRank)", "ppr"), ("Similar text only", "dense")]
+# ppr last and marked: an experimental comparison, below dense on documentation (METHOD_INFO)
+METHODS = [("Best (graph)", "diffusion"), ("Similar text only", "dense"),
+           ("Graph walk (PageRank): experimental comparison", "ppr")]
 IDLE_S = 0.25  # while the model is silent, the chat's handler yields this often (so Stop can end it)
 
 
@@ -142,7 +144,8 @@ def _chat_tab(gr, chooser: Chooser) -> None:
     gr.Examples(EXAMPLES, inputs=[box], label="Try (the last two span two pages)")
     refs = gr.Markdown(label="References", elem_id="references", latex_delimiters=NO_LATEX)
     asked = gr.State({})  # node id -> [query, settings] of the search that found it, for "why"
-    with gr.Accordion("Why this reference? The walk that reached it", open=False, elem_id="why-panel") as panel:
+    with gr.Accordion("Why this reference? What ranked it, and the walk that reached it", open=False,
+                      elem_id="why-panel") as panel:
         with gr.Row():
             pick = gr.Dropdown(choices=[], label="Reference", scale=4, elem_id="why-pick")
             show = gr.Button("Show why", scale=1, elem_id="why-show")
@@ -248,7 +251,7 @@ def _why_opener(chooser: Chooser):
 
 
 def _explain(service: Service, query: str, config: dict, node_id: str):
-    """The diffusion's picture and "why" for one reference: the same question and settings
+    """The diffusion's picture and "why" (what ranked it) for one reference: the same question and settings
     again, verbose (retrieval is deterministic on one snapshot, and keeping every answer's
     trace would cost memory for a view most answers never open)."""
     from .graph_picture import explain
@@ -258,7 +261,7 @@ def _explain(service: Service, query: str, config: dict, node_id: str):
     except Exception as exc:  # noqa: BLE001
         raise _err(exc) from None
     note = "" if config.get("method", "diffusion") == "diffusion" else \
-        f"_This reference came from {config['method']}; below is the diffusion's walk for the same search._\n\n"
+        f"_This reference came from {config['method']}; below is the diffusion's ranking and walk for the same search._\n\n"
     ids = {it["id"] for key in ("chunks", "codes", "tables", "images") for it in result.get(key, [])}
     if node_id not in ids:
         fig, text = explain(service.settings.db_path, result)
@@ -271,22 +274,23 @@ def _explain(service: Service, query: str, config: dict, node_id: str):
 METHOD_INFO = ("**Best (graph)** (diffusion) is the default: one score per section weighs dense similarity, exact words and "
                "identifiers, the page, the next hop a top passage (with the question) names, links between pages "
                "and the facts' graph; where dense agrees with the facts' walk, that walk also fills some places "
-               "after the first two. **Graph walk** (ppr) is HippoRAG 2's walk "
-               "(it falls back to dense when its seeds find nothing dense agrees with); **Similar text only** "
-               "(dense) is vector search alone.")
+               "after the first two. \"Why\" lists what made each section's score. **Similar text only** (dense) is "
+               "vector search alone. **Graph walk** (ppr) is HippoRAG 2's walk, kept as an experimental comparison: "
+               "on documentation it ranks below dense (docs/benchmarks.md, \"ppr on documentation\").")
 
 
 # ---- inspector --------------------------------------------------------------------------------
 def _inspector_tab(gr, chooser: Chooser) -> None:
     q = gr.Textbox(label="Question", elem_id="inspect-question")
-    go = gr.Button("Run dense · ppr · diffusion side by side", variant="primary", elem_id="inspect")
+    go = gr.Button("Run dense · ppr (experimental comparison) · diffusion side by side", variant="primary",
+                   elem_id="inspect")
     gr.Markdown(f"_{METHOD_INFO}_", elem_id="method-info")
     with gr.Row():
         cols = {m: gr.Markdown(label=m, elem_id=f"inspect-{m}", latex_delimiters=NO_LATEX) for m in ("dense", "ppr", "diffusion")}
     with gr.Row():
         picture = gr.Plot(label="Diffusion: the visited subgraph (red: the path from a seed to each result)",
                           scale=3, elem_id="subgraph")
-        why = gr.Markdown(label="Why each result", elem_id="inspect-why", latex_delimiters=NO_LATEX)
+        why = gr.Markdown(label="What ranked each result", elem_id="inspect-why", latex_delimiters=NO_LATEX)
     stages = gr.JSON(label="Stage by stage (diffusion)")
 
     def inspect(question, *picked):
@@ -301,7 +305,8 @@ def _inspector_tab(gr, chooser: Chooser) -> None:
             raise _err(exc) from None
         mds = [_column_md(m, r) for m, r in results.items()]
         fig, text = explain(service.settings.db_path, results["diffusion"])
-        return (*mds, fig, "#### Why each diffusion result\n" + text, _stage_summary(service, results["diffusion"]))
+        return (*mds, fig, "#### Why each diffusion result: the score that ranked it, what made it, the walk\n" + text,
+                _stage_summary(service, results["diffusion"]))
 
     go.click(inspect, [q, *chooser.inputs], [*cols.values(), picture, why, stages], concurrency_limit=4,
              api_name="inspect")
@@ -311,7 +316,10 @@ def _inspector_tab(gr, chooser: Chooser) -> None:
 
 def _column_md(method: str, r: dict) -> str:
     t = r["timing"]
-    head = f"### {method}\n" + " · ".join(f"{k} {1000 * v:.0f} ms" for k, v in t.items()) + "\n\n"
+    title = f"{method} (experimental comparison)" if method == "ppr" else method
+    head = f"### {title}\n" + " · ".join(f"{k} {1000 * v:.0f} ms" for k, v in t.items()) + "\n\n"
+    if r.get("note"):  # ppr's: an experimental comparison
+        head += f"_{r['note']}_\n\n"
     return head + references_md(r)
 
 
