@@ -1,25 +1,25 @@
-"""The stage-2 reranker's lexical side: BM25 of the question over the dense candidates alone,
-fused with their cosine.
-
-One BM25: the corpus-wide index of `kernels.lexical`, built here over the candidates (so IDF
-is theirs: a term every candidate holds adds nothing), over the one tokenizer of
-`kernels.tokens` (identifiers whole plus their parts, CJK bigrams).
+"""The stage-2 reranker's lexical side: BM25 (Okapi, rank-bm25) of the question over the dense
+candidates, over `tokens.whole_tokens` (identifiers whole, CJK unigrams and bigrams), fused
+with their cosine by min-max.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 import numpy as np
+from rank_bm25 import BM25Okapi
 
-from .lexical import build_lexical
 from .scaling import minmax
+from .tokens import whole_tokens
 
 
 def bm25_scores(query: str, docs: Sequence[str]) -> np.ndarray:
-    """BM25 of `query` against each doc (float64); zeros where no query term is in a doc."""
-    if len(docs) == 0:
-        return np.zeros(0, dtype=np.float64)
-    return build_lexical(docs).scores(query).astype(np.float64)
+    """BM25Okapi score of `query` against each doc (float64); zeros when nothing to score."""
+    toks = [whole_tokens(d) for d in docs]
+    q = whole_tokens(query)
+    if not q or not any(toks):  # BM25Okapi divides by the mean doc length
+        return np.zeros(len(docs), dtype=np.float64)
+    return np.asarray(BM25Okapi(toks).get_scores(q), dtype=np.float64)
 
 
 def fuse(cosine: np.ndarray, bm25: np.ndarray, alpha: float = 0.7) -> np.ndarray:

@@ -4,8 +4,19 @@ Documentation questions name things the embedder reads poorly: `router.pushUrl`,
 `max_file_bytes`, error code 2303198, a Chinese API term. The tokens keep each identifier whole
 and add its parts (dots, underscores, camelCase), numbers stay whole, and runs of CJK
 ideographs give bigrams (a single ideograph alone), so a query matches a passage however
-either is written. Both BM25 paths read these tokens: the corpus-wide one (`lexical`) and the
-reranker's over the dense candidates (`bm25`).
+either is written: `tokenize`, the corpus-wide BM25's (`lexical`) and the extractive answer's.
+
+The stage-2 reranker's BM25 over the dense candidates (`bm25`) reads `whole_tokens`: the same
+CJK ideographs and identifier characters, but identifiers split only at dots and `@` (no
+camelCase parts, no stop words) and CJK unigrams beside the bigrams. Among 100 candidates that
+all match the question's topic, a whole identifier is what tells them apart; its camelCase
+parts (`set`, `mode`) match the neighbours too. Reading `tokenize` there instead (with
+`lexical`'s BM25 over the candidates) was measured with `dgrag eval --methods dense,diffusion
+--k 1,2,5` on the three doc sites and `bench.identity` on MuSiQue-100: the default method lost
+1 to 3 points on the dev splits (redux R@1 and R@2, rust-book R@5, MuSiQue R@1/5/10) for gains
+on the test splits (vitepress R@2 +2.7, R@5 +5.4), and an identifier's own section lost stage 2
+to sections sharing its parts (tests/test_ranking.py); the ranking's weights were fitted on
+these scores.
 
 Every other place that treats CJK text apart (the token estimate, the language guess, answer
 matching, query terms, sentence ends) builds its pattern from `IDEOGRAPHS` or `CJK` below.
@@ -53,3 +64,22 @@ def _word(word: str) -> tuple[str, ...]:
     parts = pieces + [c for p in pieces for c in _CAMEL.findall(p)]
     seen = dict.fromkeys([low] + [p.lower() for p in parts])
     return tuple(t for t in seen if t == low or t not in STOP)
+
+
+_WHOLE = re.compile(f"([{IDEOGRAPHS}]+)|([a-z0-9_@.]+)")
+
+
+def whole_tokens(text: str) -> list[str]:
+    """Lowercased tokens for the stage-2 rerank: identifiers whole plus their parts at dots and
+    `@`, CJK unigrams and bigrams, no punctuation."""
+    out: list[str] = []
+    for run, word in _WHOLE.findall(text.lower()):
+        if run:
+            out.extend(list(run) + [run[i:i + 2] for i in range(len(run) - 1)])
+            continue
+        word = word.strip(".")  # sentence dots are punctuation, inner dots are member access
+        if not re.search(r"[a-z0-9]", word):
+            continue
+        parts = [p for p in re.split(r"[.@]+", word) if re.search(r"[a-z0-9]", p)]
+        out.extend([word] + [p for p in parts if p != word])
+    return out
