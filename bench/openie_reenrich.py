@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dgrag.backends.embedders import embedder_for_store
+from dgrag.backends.embedder_choice import embedder_for_store
 from dgrag.config import Settings
 from dgrag.embed import embed_text, text_hash
 from dgrag.enrich import semantic_layer

@@ -100,7 +100,7 @@ def nn_cosine_median(x: np.ndarray, sample: int = 20_000, seed: int = 0) -> floa
 
 def question_vectors(model: str, path: Path = QUESTIONS) -> np.ndarray:
     """The MuSiQue questions, embedded by the index's query embedder."""
-    from dgrag.backends.embedders import make_embedder, resolve_embedder
+    from dgrag.backends.embedder_choice import make_embedder, resolve_embedder
 
     texts = [json.loads(line)["question"] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     emb = make_embedder(resolve_embedder(Settings(), {"embedding_model": model}), role="query")

@@ -392,6 +392,22 @@ class Settings:
     # requests one client has open at once (a half-sent body is one), counted by the rate limit's
     # client key (behind a proxy, the forwarded address); another is a 429 at once; 0 = no bound
     max_connections_per_client: int = 32
+    ## Freshness: `dgrag sync`, `dgrag watch` and the sync schedule of `dgrag serve`
+    # the docs' git repository (a URL, or a path on this machine) that `dgrag serve` syncs into its
+    # index every `sync_every` seconds, e.g. "https://github.com/arkui-x/docs"; "" = no schedule
+    sync_repo: str = ""
+    sync_branch: str = ""  # the branch synced, e.g. "main"; "" = the repository's default branch
+    sync_docs: str = ""  # the docs folder inside the repository, e.g. "docs"; "" = its root
+    sync_every: float = 0.0  # seconds between two syncs of `dgrag serve` (the first at start); 0 = never
+    # where repositories are cloned, one folder each; unset = dgrag/repos under the user's cache
+    # folder ($XDG_CACHE_HOME, else ~/.cache)
+    sync_cache_dir: Path | None = None
+    git_timeout_s: float = 600.0  # a git clone, fetch or checkout running longer is stopped (SyncError)
+    watch_quiet_s: float = 2.0  # `dgrag watch` re-indexes once no file has changed for this many seconds
+    watch_poll_s: float = 1.0  # how often `dgrag watch` looks at the files' sizes and times
+    # a docs tree with more pages is refused by `dgrag sync` and `dgrag watch` (its polling and
+    # indexing are bounded)
+    max_pages: int = 50_000
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
 
     @classmethod
@@ -428,6 +444,8 @@ class Settings:
         settings.db_path = Path(settings.db_path)
         if settings.docs_root is not None:
             settings.docs_root = Path(settings.docs_root)
+        if settings.sync_cache_dir is not None:
+            settings.sync_cache_dir = Path(settings.sync_cache_dir)
         return settings
 
     @property

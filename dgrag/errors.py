@@ -66,3 +66,19 @@ class Cancelled(DgragError):
         """Raise when `cancel` (a threading.Event, or None for "cannot be cancelled") is set."""
         if cancel is not None and cancel.is_set():
             raise Cancelled("cancelled")
+
+
+class SyncError(DgragError):
+    """A docs repository could not be synced: a git command failed or ran past its time."""
+
+
+class GitMissing(SyncError):
+    """No `git` program on this machine's PATH."""
+
+
+class NotARepository(SyncError):
+    """The path or URL given is not a git repository."""
+
+
+class BranchMissing(SyncError):
+    """The repository has no branch of the name asked for."""

@@ -60,7 +60,7 @@ def store(settings):
 
 @pytest.fixture(scope="session")
 def embedder():
-    from dgrag.backends.embedders import make_embedder
+    from dgrag.backends.embedder_choice import make_embedder
 
     return make_embedder(Settings())
 
@@ -68,7 +68,7 @@ def embedder():
 @pytest.fixture(scope="session")
 def hash_embedder():
     """No model: deterministic hashed features, for tests of plumbing rather than ranking."""
-    from dgrag.backends.embedders import make_embedder
+    from dgrag.backends.embedder_choice import make_embedder
 
     return make_embedder(Settings(embedder="hash"))
 

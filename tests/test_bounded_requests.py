@@ -204,7 +204,8 @@ def test_the_server_stops_promptly_on_sigterm_with_a_request_in_flight(tmp_path,
 
 # ---- queries never wait behind the indexer, nor behind a long question -------------------------
 def test_queries_never_wait_behind_an_indexing_batch_or_a_long_question():
-    from dgrag.backends.embedders import LanedEmbedder, make_embedder
+    from dgrag.backends.embedder_choice import make_embedder
+    from dgrag.backends.embedders import LanedEmbedder
     from dgrag.errors import DeadlineExceeded
 
     indexer = make_embedder(Settings())

@@ -100,7 +100,7 @@ def test_document_html_is_shown_not_executed(live, page, tmp_path):
     docs = live.service.settings.docs_root
     (docs / "xss.md").write_text("# Hostile page\n\nZebrafish <script>window.__pwned = 1</script> "
                                  "<img src=x onerror=\"window.__pwned = 2\"> marker.\n", encoding="utf-8")
-    from dgrag.backends.embedders import make_embedder
+    from dgrag.backends.embedder_choice import make_embedder
 
     with live.service.write_lock, Store(live.service.settings.db_path) as st:
         index_folder(live.service.settings, st, make_embedder(live.service.settings))

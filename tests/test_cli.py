@@ -28,8 +28,8 @@ from dgrag.cli.common import retrieval_overrides, settings_for
 from dgrag.config import RetrievalConfig, Settings
 
 ROOT = Path(__file__).resolve().parent.parent
-COMMANDS = {"index", "stats", "snapshot", "enrich", "import-passages", "import-openie", "query", "eval", "chat",
-            "serve"}
+COMMANDS = {"index", "sync", "watch", "stats", "snapshot", "enrich", "import-passages", "import-openie", "query",
+            "eval", "chat", "serve"}
 SOURCE_LINE = re.compile(r"https://github\.com/arkui-x/docs/blob/master/\S+\.md#L\d+")
 SMALL = json.dumps({"final_chunk_k": 2, "final_code_k": 0, "final_table_k": 0, "final_image_k": 0})
 

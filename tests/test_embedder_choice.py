@@ -11,7 +11,8 @@ import shutil
 import pytest
 
 from conftest import FIXTURE_DOCS
-from dgrag.backends.embedders import NAMED, HashEmbedder, make_embedder, model_id_of, resolve_embedder
+from dgrag.backends.embedder_choice import NAMED, make_embedder, model_id_of, resolve_embedder
+from dgrag.backends.embedders import HashEmbedder
 from dgrag.cli import main
 from dgrag.config import Settings
 from dgrag.errors import ConfigError, EmbeddingMismatch

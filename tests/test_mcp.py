@@ -93,6 +93,7 @@ def test_ask_without_an_llm_is_the_retrieved_context_and_list_indexes(live):
     out = _data(call(live.url, "ask", {"question": "如何用 ACE Tools 创建应用？"}))
     assert "**延伸阅读**" in out["answer"] and not out["llm"] and out["references"] and out["answerable"] is True
     assert out["components"][0]["type"] == "answer" and "chunk-" not in out["answer"]
+    assert out["docs_version"]["pages"] == 11  # what the answer comes from
     listed = _data(call(live.url, "list_indexes", {}))
     assert listed["default"] == "app" and [r["name"] for r in listed["indexes"]] == ["app"]
     assert listed["indexes"][0]["nodes"] > 0 and "path" not in listed["indexes"][0]

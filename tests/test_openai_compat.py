@@ -56,6 +56,9 @@ def test_without_an_llm_the_context_with_its_sources_as_links(live):
     assert streamed == text  # the same answer, in deltas
     assert chunks[0].choices[0].delta.role == "assistant" and chunks[-1].choices[0].finish_reason == "stop"
     assert chunks[-1].model_extra["citations"] == citations
+    held = done.model_extra["docs_version"]  # what the answer comes from (no sync: no commit)
+    assert held["pages"] == 11 and held["indexed_at"] and held["commit"] is None
+    assert chunks[-1].model_extra["docs_version"] == held
 
 
 def test_with_an_llm_the_agents_answer_cites_with_links(tmp_path, fixture_index, openai_server_factory):

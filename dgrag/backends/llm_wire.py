@@ -1,90 +1,15 @@
-"""Wire-level helpers of the LLM client: the response cache, cache keys, tolerant JSON
-parsing, message / tool normalisation and Retry-After parsing. No network here."""
+"""Wire-level helpers of the LLM client: tolerant JSON parsing, image parts, message / tool
+normalisation, a URL's host for messages and Retry-After parsing. No network here."""
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import re
-import threading
 import time
 from email.utils import parsedate_to_datetime
-from typing import Any, Iterable, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Any, Iterable, Mapping, Sequence
 from urllib.parse import urlsplit
 
-# ---------------------------------------------------------------------------------------------
-# cache
-# ---------------------------------------------------------------------------------------------
-@runtime_checkable
-class LLMCache(Protocol):
-    """Where successful responses are kept (the key is `cache_key(...)`)."""
-
-    def get(self, key: str) -> str | None: ...
-
-    def put(self, key: str, model: str, response: str) -> None: ...
-
-
-class MemoryCache:
-    """An in-process `LLMCache` (a dict behind a lock)."""
-
-    def __init__(self) -> None:
-        self._data: dict[str, tuple[str, str]] = {}
-        self._lock = threading.Lock()
-
-    def get(self, key: str) -> str | None:
-        with self._lock:
-            hit = self._data.get(key)
-        return None if hit is None else hit[1]
-
-    def put(self, key: str, model: str, response: str) -> None:
-        with self._lock:
-            self._data[key] = (model, response)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._data.clear()
-
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self._data)
-
-    def __contains__(self, key: object) -> bool:
-        with self._lock:
-            return key in self._data
-
-
-def _json_default(obj: Any) -> Any:
-    if isinstance(obj, (bytes, bytearray, memoryview)):
-        return base64.b64encode(bytes(obj)).decode("ascii")
-    if hasattr(obj, "model_dump"):
-        return obj.model_dump(exclude_none=True)
-    if isinstance(obj, (set, frozenset)):
-        return sorted(obj, key=repr)
-    return str(obj)
-
-
-def _canonical(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_json_default)
-
-
-def cache_key(model: str, messages: Sequence[Mapping[str, Any]] | str, params: Mapping[str, Any] | None) -> str:
-    """sha256 (hex) of a canonical JSON of the model, the messages (image parts included) and
-    the request parameters (temperature, max_tokens, response_format, tools, ...; None values
-    are dropped, so a missing and a None parameter give the same key)."""
-    norm_params: dict[str, Any] = {}
-    for k, v in (params or {}).items():
-        if v is None:
-            continue
-        if k == "temperature":
-            v = float(v)
-        norm_params[k] = v
-    payload = {"model": model, "messages": _norm_messages(messages), "params": norm_params}
-    return hashlib.sha256(_canonical(payload).encode("utf-8")).hexdigest()
-
-
-# ---------------------------------------------------------------------------------------------
-# helpers
-# ---------------------------------------------------------------------------------------------
 _THINK_RE = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL | re.IGNORECASE)
 _FENCE_RE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n?(.*?)(?:```|$)", re.DOTALL)
 _TRAILING_COMMA_RE = re.compile(r",\s*([}\]])")
@@ -160,7 +85,7 @@ def image_part(data: bytes, mime: str = "image/png") -> dict[str, Any]:
     return {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{b64}"}}
 
 
-def _norm_messages(messages: Sequence[Mapping[str, Any]] | str) -> list[dict[str, Any]]:
+def norm_messages(messages: Sequence[Mapping[str, Any]] | str) -> list[dict[str, Any]]:
     if isinstance(messages, str):
         return [{"role": "user", "content": messages}]
     out = []
@@ -173,7 +98,7 @@ def _norm_messages(messages: Sequence[Mapping[str, Any]] | str) -> list[dict[str
     return out
 
 
-def _norm_tools(tools: Iterable[Mapping[str, Any]] | None) -> list[dict[str, Any]] | None:
+def norm_tools(tools: Iterable[Mapping[str, Any]] | None) -> list[dict[str, Any]] | None:
     """OpenAI tool specs; a bare {"name", "parameters", ...} function spec is wrapped."""
     if not tools:
         return None
@@ -190,7 +115,7 @@ def _norm_tools(tools: Iterable[Mapping[str, Any]] | None) -> list[dict[str, Any
     return out
 
 
-def _host(url: str) -> str:
+def host_of(url: str) -> str:
     """The host[:port] of a URL (never its user-info or query, which may hold secrets)."""
     try:
         parts = urlsplit(url)
@@ -199,7 +124,7 @@ def _host(url: str) -> str:
         return "?"
 
 
-def _parse_retry_after(headers: Any) -> float | None:
+def parse_retry_after(headers: Any) -> float | None:
     if headers is None:
         return None
     try:

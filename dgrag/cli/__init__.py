@@ -2,7 +2,7 @@
 library, print. Errors are one line on stderr: a typed DgragError, a file the system refuses or an
 argument argparse rejects exits 2; anything unexpected exits 1 (`dgrag --traceback ...` shows
 where). Layout: common.py (settings, argument types, output), build.py (index, stats, snapshot,
-enrich, imports), ask.py (query, eval), chat.py, serve.py; nothing here imports parser.py but
+enrich, imports), fresh.py (sync, watch), ask.py (query, eval), chat.py, serve.py; nothing here imports parser.py but
 this module."""
 from __future__ import annotations
 

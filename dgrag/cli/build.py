@@ -88,6 +88,11 @@ def cmd_stats(args) -> int:
     print(f"embedding model: {ix['embedding_model'] or '- (no vectors yet)'}, dimension {ix['embedding_dim'] or '-'}")
     print(f"schema version {ix['schema_version']}, written by dgrag {ix['dgrag_version'] or '(not recorded)'}")
     print(f"docs: {ix['docs_root'] or '-'}" + (f"  (source URLs {ix['url_template']})" if ix["url_template"] else ""))
+    held = ix.get("docs_version") or {}
+    if held.get("pages") is not None:
+        print(f"holds: {held['pages']} pages, indexed {held['indexed_at']}" + (
+            f"; synced from {held['repo']} {held['branch']} at {held['commit']} ({held['commit_time']})"
+            if held.get("commit") else ""))
     if ix.get("site"):
         _print_site(ix["site"], ix.get("dialect") or {})
     for section in ("nodes", "edges", "vectors", "semantic"):
@@ -145,7 +150,7 @@ def cmd_enrich(args) -> int:
 
 
 def cmd_import_passages(args) -> int:
-    from ..backends.embedders import embedder_for_store
+    from ..backends.embedder_choice import embedder_for_store
     from ..enrich.importers import import_passages
     from ..embed import embed_pending
     from ..store import Store
@@ -164,7 +169,7 @@ def cmd_import_passages(args) -> int:
 
 
 def cmd_import_openie(args) -> int:
-    from ..backends.embedders import embedder_for_store
+    from ..backends.embedder_choice import embedder_for_store
     from ..enrich import semantic_layer
     from ..enrich.importers import import_openie
 

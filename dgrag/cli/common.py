@@ -16,7 +16,8 @@ METHODS = ("dense", "ppr", "diffusion")
 SETTING_OF_ARG = {"db": "db_path", "docs_dir": "docs_root", "url_template": "url_template", "include": "include",
                   "site": "site", "site_url": "site_url", "include_root": "include_root",
                   "embedder": "embedder", "max_workers": "max_workers", "host": "server_host",
-                  "port": "server_port"}
+                  "port": "server_port", "sync_branch": "sync_branch", "sync_docs": "sync_docs",
+                  "sync_repo": "sync_repo", "sync_every": "sync_every", "watch_quiet_s": "watch_quiet_s"}
 
 
 def settings_for(args: argparse.Namespace, **extra) -> Settings:
@@ -93,6 +94,17 @@ def positive_int(text: str) -> int:
         value = 0
     if value <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """Seconds and the like: a finite number above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number above 0, such as 0.5 or 60, not {text!r}")
     return value
 
 

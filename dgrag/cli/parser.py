@@ -9,11 +9,12 @@ from ..ingest.site import GENERATORS as SITE_GENERATORS
 from .ask import cmd_eval, cmd_query
 from .build import cmd_enrich, cmd_import_openie, cmd_import_passages, cmd_index, cmd_snapshot, cmd_stats
 from .chat import cmd_chat
-from .common import METHODS, json_config, k_list, method_list, port_number, positive_int
+from .common import METHODS, json_config, k_list, method_list, port_number, positive_float, positive_int
+from .fresh import cmd_sync, cmd_watch
 from .serve import cmd_serve
 
-COMMANDS = ("index", "stats", "snapshot", "enrich", "import-passages", "import-openie", "query", "eval", "chat",
-            "serve")
+COMMANDS = ("index", "sync", "watch", "stats", "snapshot", "enrich", "import-passages", "import-openie", "query",
+            "eval", "chat", "serve")
 
 
 class Parser(argparse.ArgumentParser):
@@ -43,7 +44,8 @@ def build_parser() -> Parser:
     p.add_argument("--traceback", action="store_true",
                    help="on an unexpected error, show the Python traceback instead of one line")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for add in (_index, _stats, _snapshot, _enrich, _import_passages, _import_openie, _query, _eval, _chat, _serve):
+    for add in (_index, _sync, _watch, _stats, _snapshot, _enrich, _import_passages, _import_openie, _query, _eval,
+                _chat, _serve):
         add(sub)
     return p
 
@@ -107,6 +109,44 @@ def _index(sub) -> None:
     ix.add_argument("--no-embed", action="store_true", help="structure only; vectors on a later run")
     _output(ix)
     ix.set_defaults(func=cmd_index)
+
+
+def _sync(sub) -> None:
+    sy = sub.add_parser("sync", help="clone or pull a docs git repository, then index its newest commit (incremental; "
+                                     "removed and renamed pages pruned)")
+    sy.add_argument("repo", nargs="?", metavar="REPO",
+                    help="a git URL or the path of a local repository (env DGRAG_SYNC_REPO)")
+    sy.add_argument("--branch", dest="sync_branch", metavar="B",
+                    help="the branch (env DGRAG_SYNC_BRANCH; default: the repository's default branch)")
+    sy.add_argument("--docs", dest="sync_docs", metavar="DIR",
+                    help="the docs folder inside the repository, e.g. docs (env DGRAG_SYNC_DOCS; default: its root)")
+    _db(sy, "the index file, created if absent")
+    sy.add_argument("--url-template", metavar="T", help="source URL of a node, as for `dgrag index` "
+                                                        "(env DGRAG_URL_TEMPLATE)")
+    sy.add_argument("--site", choices=SITE_GENERATORS,
+                    help="the docs site generator, when its config is not found (env DGRAG_SITE; default: detected)")
+    sy.add_argument("--site-url", metavar="URL", help="the published site's URL (env DGRAG_SITE_URL)")
+    sy.add_argument("--include", metavar="GLOBS", help="comma-separated globs of pages to index (env DGRAG_INCLUDE)")
+    _embedder(sy)
+    _output(sy)
+    sy.set_defaults(func=cmd_sync)
+
+
+def _watch(sub) -> None:
+    wa = sub.add_parser("watch", help="index a docs folder, then again after each quiet period that follows a change")
+    wa.add_argument("docs_dir", nargs="?", metavar="DOCS", help="the docs folder (env DGRAG_DOCS_ROOT)")
+    _db(wa, "the index file, created if absent")
+    wa.add_argument("--quiet-period", dest="watch_quiet_s", type=positive_float, metavar="S",
+                    help="seconds without a change before it re-indexes (env DGRAG_WATCH_QUIET_S; default 2)")
+    wa.add_argument("--url-template", metavar="T", help="source URL of a node, as for `dgrag index` "
+                                                        "(env DGRAG_URL_TEMPLATE)")
+    wa.add_argument("--site", choices=SITE_GENERATORS,
+                    help="the docs site generator, when its config is not found (env DGRAG_SITE; default: detected)")
+    wa.add_argument("--include", metavar="GLOBS", help="comma-separated globs of pages to index (env DGRAG_INCLUDE)")
+    _embedder(wa)
+    wa.add_argument("--max-runs", type=positive_int, metavar="N",
+                    help="stop after N re-indexes (the one at start counts); default: until Ctrl-C")
+    wa.set_defaults(func=cmd_watch)
 
 
 def _stats(sub) -> None:
@@ -209,6 +249,12 @@ def _serve(sub) -> None:
                     help="an index file to serve, or a folder of them (*.db); give it more than once to serve "
                          "several, each request naming its index by the file's stem (the first is the default; "
                          "env DGRAG_DB_PATH, DGRAG_MORE_DB_PATHS; default data/arkui-x.db)")
+    sv.add_argument("--sync-repo", metavar="REPO",
+                    help="a docs git repository (URL or local path) synced into the (first) index on a schedule "
+                         "(env DGRAG_SYNC_REPO; with --sync-every; branch and folder: DGRAG_SYNC_BRANCH, "
+                         "DGRAG_SYNC_DOCS)")
+    sv.add_argument("--sync-every", type=positive_float, metavar="S",
+                    help="seconds between two syncs, the first at start (env DGRAG_SYNC_EVERY; default 0: never)")
     sv.add_argument("--build-demo", action="store_true",
                     help="build the demo index into --db first when the file is absent (as `python app.py` does)")
     sv.set_defaults(func=cmd_serve)

@@ -194,6 +194,7 @@ class Indexer:
         self.report.dialect = self.dialect.as_dict()
         with self.store.transaction():
             self.store.meta.set("dialect", json.dumps(self.report.dialect, ensure_ascii=False))
+            self.store.meta.record_indexed(self.store.nodes.counts()["file"])  # what /health and answers name
         if embedder is not None:
             self.report.embedded = embed_pending(self.store, embedder, self.s, self.progress)
         self.report.skipped = self.store.logs.skipped_files()

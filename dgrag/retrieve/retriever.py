@@ -83,7 +83,7 @@ class Retriever:
         return st
 
     def _embedder_for(self, meta: Mapping[str, str]):
-        from ..backends.embedders import make_embedder, resolve_embedder
+        from ..backends.embedder_choice import make_embedder, resolve_embedder
 
         return make_embedder(resolve_embedder(self.settings, meta, str(self.handle.path)), role="query")
 

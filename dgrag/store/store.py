@@ -197,14 +197,15 @@ class Store:
     # ---- what the file is ---------------------------------------------------------------------
     def describe(self) -> dict:
         """Its embedding model and dimension, schema version, the dgrag version that last
-        wrote it, and where its documents came from."""
+        wrote it, where its documents came from and what it holds of them (`docs_version`)."""
         m = meta.items(self.con)
         dim = m.get("embedding_dim")
         return {"embedding_model": m.get("embedding_model"), "embedding_dim": int(dim) if dim else None,
                 "schema_version": applied_version(self.con), "dgrag_version": m.get("dgrag_version"),
                 "docs_root": m.get("docs_root"), "url_template": m.get("url_template") or None,
                 "site": json.loads(m["site"]) if m.get("site") else None,
-                "dialect": json.loads(m["dialect"]) if m.get("dialect") else None}
+                "dialect": json.loads(m["dialect"]) if m.get("dialect") else None,
+                "docs_version": meta.docs_version_of(m)}
 
     def stats(self) -> dict:
         size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())

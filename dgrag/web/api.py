@@ -184,6 +184,9 @@ class Health(BaseModel):
     index: IndexInfo | None = Field(None, description="what the served file is (model, dimension, schema, "
                                                       "writer, docs)")
     limits: dict[str, Any] = Field(default_factory=dict, description="what one request may ask for")
+    docs_version: dict[str, Any] = Field(default_factory=dict, description=(
+        "what the answers come from: pages, indexed_at, and the repo, branch, commit and commit_time of "
+        "`dgrag sync` (null for a folder indexed by `dgrag index`)"))
 
 
 class ErrorBody(BaseModel):

@@ -120,6 +120,7 @@ class Indexes:
                    "loaded": loaded is not None, "nodes": int(loaded.n_nodes) if loaded is not None else None,
                    # exact, or the approximate index past fact_ann_min_vectors (and why not, if not)
                    "fact_search": loaded.fact_search.how if loaded is not None else None,
+                   "docs_version": svc.docs_version(),  # pages, indexing time, the commit synced
                    "job": None if svc.job is None else {"name": svc.job.name, "done": svc.job.done,
                                                          "error": svc.job.error or None}}
             if row["exists"]:

@@ -96,7 +96,8 @@ def _read_tools(server, indexes: Indexes) -> None:
         out = _call(svc.chat, question, use_llm=use_llm, cancel=LEAVING.get())  # the client leaving stops it
         return {"index": indexes.name_of(svc), "answer": out["llm_response"], "llm": bool(out["meta"].get("llm")),
                 "answerable": out.get("answerable"), "confidence": out.get("confidence"),
-                "components": out.get("components", []), "references": out["references"][:50]}
+                "components": out.get("components", []), "references": out["references"][:50],
+                "docs_version": out["meta"].get("docs_version")}
 
     @server.tool(annotations=read_only)
     def list_indexes() -> dict[str, Any]:

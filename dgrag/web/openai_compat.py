@@ -130,7 +130,7 @@ class Completion:
                     meta = ev.get("meta", {})
                     yield self._chunk({}, "stop", citations=_citations(meta, results),
                                       usage=self._usage("".join(answer)), **judged(results),
-                                      components=meta.get("components", []))
+                                      components=meta.get("components", []), docs_version=meta.get("docs_version"))
         except DgragError as exc:
             yield f"data: {json.dumps(error_body(str(exc), type(exc).__name__))}\n\n"
         yield "data: [DONE]\n\n"
@@ -146,7 +146,7 @@ class Completion:
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": answer},
                              "finish_reason": "stop"}],
                 "usage": self._usage(answer), "citations": _citations(meta, results), **judged(results),
-                "components": meta.get("components", []),
+                "components": meta.get("components", []), "docs_version": meta.get("docs_version"),
                 "references": [r.to_api() | {"text": ""} for res in results for r in res.chunks][:50]}
 
     def _usage(self, answer: str) -> dict:

@@ -3,8 +3,9 @@
 
 `build_app` makes the services (one per index file), the Gradio Blocks and the FastAPI app
 (with /chat, /retrieve, /health, /chat/stream, /images/{sha}, the MCP tools at /mcp, the
-OpenAI-compatible /v1 routes, and the UI mounted at /) with no other side effect; `serve` builds
-the demo index if asked and absent, loads the indexes, then runs uvicorn.
+OpenAI-compatible /v1 routes, and the UI mounted at /) with no other side effect; `serve` starts
+the sync schedule if one is set, builds the demo index if asked and absent, loads the indexes,
+then runs uvicorn.
 """
 from __future__ import annotations
 
@@ -46,6 +47,7 @@ def serve(built: App, host: str | None = None, port: int | None = None, build_de
     host = host or settings.server_host
     port = port or settings.server_port
     refuse_missing_index(settings, build_demo_index)
+    start_sync(service)  # before the demo build: a file the first sync wrote is not the demo's to build
     build = service.start_demo_build() if build_demo_index else None
     if service.shipped_note:  # a prebuilt index shipped with the app: taken, or refused and why
         print(service.shipped_note, file=sys.stderr, flush=True)
@@ -66,14 +68,37 @@ def serve(built: App, host: str | None = None, port: int | None = None, build_de
     run_server(built.app, host, port, settings)
 
 
+def syncs(settings: Settings) -> bool:
+    """Is a sync schedule set (`sync_repo` and `sync_every`)?"""
+    return bool(settings.sync_repo.strip()) and settings.sync_every > 0
+
+
+def start_sync(service):
+    """The sync schedule of the default index (`sync_repo` every `sync_every` seconds), or None.
+    With no index file yet, the first sync runs before the server answers (nothing to answer
+    from before it); otherwise at once, in the background, like every later one."""
+    from ..workflows.sync import Schedule
+
+    settings = service.settings
+    if not syncs(settings):
+        return None
+    first_after = 0.0
+    if not settings.db_path.exists():
+        print(f"syncing {settings.sync_repo} into {settings.db_path} first (no index file yet)",
+              file=sys.stderr, flush=True)
+        print(service.scheduled_sync(), file=sys.stderr, flush=True)  # a failure stops the start: nothing to serve
+        first_after = settings.sync_every
+    return Schedule(settings.sync_every, service.scheduled_sync, first_after=first_after).start()
+
+
 def refuse_missing_index(settings: Settings, build_demo_index: bool) -> None:
-    """An absent index file is refused (DgragError) unless the demo index may be built there (the
-    first file only: the others are served as they are)."""
+    """An absent index file is refused (DgragError) unless the demo index may be built there, or
+    a sync schedule fills it (the first file only: the others are served as they are)."""
     from ..errors import DgragError
     from .indexes import index_files
 
     for i, path in enumerate(index_files(settings)):
-        if not path.exists() and not (build_demo_index and i == 0):
+        if not path.exists() and not ((build_demo_index or syncs(settings)) and i == 0):
             raise DgragError(f"no index file at {path}; build one with `dgrag index DOCS --db {path}`"
                              + (", or add --build-demo to build the demo index there" if i == 0 else ""))
 

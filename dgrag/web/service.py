@@ -15,10 +15,10 @@ import zipfile
 from pathlib import Path
 from typing import Callable, Iterator
 
-from ..backends.embedders import lower_priority
+from ..backends.embedder_cpu import lower_priority
 from ..config import PROJECT_ROOT, RetrievalConfig, Settings
 from ..core import chat_to_api
-from ..errors import AccessDenied, Cancelled, ConfigError, DgragError, IndexFileError, IndexNotReady
+from ..errors import AccessDenied, Cancelled, ConfigError, DgragError, IndexFileError, IndexNotReady, SyncError
 from ..workflows import Job, JobCancelled, Progressive, Writer  # noqa: F401 - Job, JobCancelled: re-exported
 
 BUNDLED_CORPUS = PROJECT_ROOT / "data" / "arkui-x-docs"  # shipped with the repo: CC BY 4.0, see its LICENSE
@@ -189,7 +189,23 @@ class Service:
         if loaded is not None:
             out.update(nodes=int(loaded.n_nodes), edges=int(loaded.n_edges), facts=int(loaded.fact_rowids.size),
                        load_seconds=round(loaded.load_seconds, 3))
+        out["docs_version"] = self.docs_version()
         return out
+
+    def docs_version(self) -> dict:
+        """What the answers come from: the loaded snapshot's pages, when they were indexed and the
+        commit they were synced from (store/meta.py); before a load, the file's ({} without one)."""
+        from ..store.meta import docs_version_of
+
+        loaded = self.handle.loaded
+        if loaded is not None:
+            return docs_version_of(loaded.meta)
+        if not Path(self.settings.db_path).exists():
+            return {}
+        try:
+            return self._description().get("docs_version") or {}
+        except DgragError:
+            return {}
 
     def _description(self) -> dict:
         """The file's Store.describe(), read again only when the file or its WAL changed (a
@@ -251,7 +267,16 @@ class Service:
                     cancel: threading.Event | None = None) -> Iterator[dict]:
         """The answer's events (dgrag.answer); `cancel` set: it stops at its next step."""
         query, config = self.admit(query, config)
-        yield from self.answerer(use_llm).chat(query, history or [], config, use_rag=use_rag, cancel=cancel)
+        yield from self._answer(query, history, use_rag, use_llm, config, cancel)
+
+    def _answer(self, query: str, history: list[dict] | None, use_rag: bool, use_llm: bool,
+                config: RetrievalConfig, cancel: threading.Event | None) -> Iterator[dict]:
+        """An admitted request's answer events; every answer (REST, stream, /v1, MCP, UI) names
+        the docs it came from."""
+        for ev in self.answerer(use_llm).chat(query, history or [], config, use_rag=use_rag, cancel=cancel):
+            if ev["type"] == "done":
+                ev = {**ev, "meta": {**ev.get("meta", {}), "docs_version": self.docs_version()}}
+            yield ev
 
     def chat(self, query: str, use_rag: bool = True, use_llm: bool = True, config: dict | None = None,
              history: list[dict] | None = None, cancel: threading.Event | None = None) -> dict:
@@ -260,7 +285,7 @@ class Service:
         t0 = time.perf_counter()
         query, config = self.admit(query, config)  # the response echoes the query as answered
         results, answer, meta = [], "", {}
-        for ev in self.answerer(use_llm).chat(query, history or [], config, use_rag=use_rag, cancel=cancel):
+        for ev in self._answer(query, history, use_rag, use_llm, config, cancel):
             if ev["type"] == "retrieval":
                 results.append(ev["result"])
             elif ev["type"] == "done":
@@ -302,6 +327,31 @@ class Service:
         self.build, self.first_start = build, False
         return self.run_job("index", build.run_in, secret)
 
+    def sync(self, repo: str = "", branch: str = "", docs: str = "", secret: str | None = None) -> Job:
+        """Sync a docs repository (the settings' `sync_repo` by default) into this index as the one
+        writer (workflows/sync.py): questions are answered from the snapshot loaded before until
+        the sync has committed, then from the new one."""
+        from ..workflows.sync import sync
+
+        s = self.settings
+        repo = repo or s.sync_repo
+        if not repo:
+            raise ConfigError("no repository to sync: give one, or set sync_repo (DGRAG_SYNC_REPO)")
+
+        def work(job: Job) -> dict:
+            return sync(s, repo, branch=branch or s.sync_branch, docs=docs or s.sync_docs,
+                        progress=job.on_progress).as_dict()
+
+        return self.run_job(f"sync {repo}", work, secret)
+
+    def scheduled_sync(self) -> str:
+        """One run of the serve schedule (the server's own: no secret asked): its line, or
+        SyncError with why it failed."""
+        job = self.sync(secret=self.settings.admin_secret)
+        if job.error:
+            raise SyncError(job.error)
+        return job.counts["line"]
+
     def enrich(self, step: str, secret: str | None = None) -> Job:
         def work(job: Job) -> dict:
             from ..store import Store
@@ -328,7 +378,7 @@ class Service:
 
     def open_index(self, uploaded: Path, secret: str | None = None) -> dict:
         """Validate a teammate's index file, then make it the served one (the old file is kept)."""
-        from ..backends.embedders import make_embedder, resolve_embedder
+        from ..backends.embedder_choice import make_embedder, resolve_embedder
         from ..store import Store
 
         self.check_admin(secret)

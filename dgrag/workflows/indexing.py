@@ -12,7 +12,9 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..backends.embedders import CoreShare, SharedCores, bounded_threads, embedder_for_store
+from ..backends.embedder_choice import embedder_for_store
+from ..backends.embedder_cpu import CoreShare, bounded_threads
+from ..backends.embedders import SharedCores
 from ..config import Settings
 from ..embed import Progress, embed_pending
 from ..enrich import semantic_layer

@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..backends.embedders import CoreShare
+from ..backends.embedder_cpu import CoreShare
 from ..config import Settings
 from ..errors import DgragError
 from ..ingest.pipeline import site_pages
@@ -227,7 +227,7 @@ class Progressive:
 
     def run(self, max_batches: int | None = None) -> BuildStatus:
         """Run the steps not done yet (at most `max_batches` of them), in the calling thread."""
-        from ..backends.embedders import lower_priority
+        from ..backends.embedder_cpu import lower_priority
 
         lower_priority(10)  # this thread and the engine threads it starts: questions get the CPU first
         threads = self.settings.background_index_threads or self.core_share()

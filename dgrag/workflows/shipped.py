@@ -149,7 +149,7 @@ def find(settings: Settings) -> Path | None:
 def check(snapshot: Path, settings: Settings, docs: Path) -> Installed:
     """Whether `snapshot` fits this dgrag and this corpus (SnapshotRefused, one line, if not),
     and which of the corpus's pages differ from the ones it holds."""
-    from ..backends.embedders import DEFAULT_EMBEDDER, model_id_of
+    from ..backends.embedder_choice import DEFAULT_EMBEDDER, model_id_of
 
     try:
         head = read_header(snapshot)
