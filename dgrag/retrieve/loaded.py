@@ -18,6 +18,7 @@ from ..kernels.graph_arrays import EDGE_TYPE_CODES, NODE_TYPE_CODES, GraphArrays
 from ..kernels.lexical import LexicalIndex, TitleIndex
 from ..store import VECTOR_TYPES, Store
 from .fact_ann import EXACT, FactSearch, fact_search
+from .shape import prose_share
 
 
 @dataclass
@@ -47,6 +48,7 @@ class LoadedIndex:
     _lexical: object = field(default=None, repr=False)
     _titles: object = field(default=None, repr=False)
     _language: object = field(default=None, repr=False)
+    _prose: object = field(default=None, repr=False)
     _lexical_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
@@ -145,6 +147,9 @@ class LoadedIndex:
                 lang = np.full(self.n_nodes, "", dtype=object)
                 lang[idx[keep]] = [rows[i][3] for i in keep.tolist()]
                 self._language = lang
+                prose = np.ones(self.n_nodes)
+                prose[idx[keep]] = [prose_share(rows[i][2]) for i in keep.tolist()]
+                self._prose = prose
                 self._lexical = (idx[keep], index)
             return self._lexical
 
@@ -152,6 +157,11 @@ class LoadedIndex:
         """Each node's language ('en', 'zh'; '' for all but chunks), read with `lexical`."""
         self.lexical()
         return self._language
+
+    def prose(self) -> np.ndarray:
+        """Each chunk's `shape.prose_share` (1 for other nodes), read with `lexical`."""
+        self.lexical()
+        return self._prose
 
     def titles(self) -> tuple["TitleIndex", "TitleIndex"]:
         """The lexical documents' page titles and section headings (built with `lexical`)."""

@@ -8,7 +8,7 @@ each measures and how it is computed); `features` writes each one's column by na
 
 With every weight but `base`'s at 0 the ranking is dense's, so every other feature moves a
 passage only as far as its evidence carries it past dense's own margins. A weight of 0 leaves
-the features that cost work (`lexical`, `bridge`, `child`, `evidence`, `language`, `ppr`)
+the features that cost work (`lexical`, `bridge`, `child`, `evidence`, `language`, `ppr`, `prose`)
 uncomputed.
 
 The default weights are fitted on the dev splits of the bench sets (`python -m bench.ranker`)
@@ -24,6 +24,7 @@ import numpy as np
 from ..config import RetrievalConfig
 from ..core import Route
 from ..kernels.graph_arrays import EDGE_TYPE_CODES, NODE_TYPE_CODES, row_entries
+from ..kernels.scaling import minmax
 from .loaded import LoadedIndex
 
 # the base of a candidate stage 2 did not keep: below its last one, so that with the other
@@ -54,8 +55,8 @@ REGISTRY = (
             "the embedder's cut, its code and tables), over the question's best score"),
     Feature("page", "the section's page matches (page -> section)",
             "its page's cosine minus the best candidate page's"),
-    Feature("walk", "the cost-aware diffusion reached it cheaply",
-            "the walk's own score, over its best"),
+    Feature("diffusion", "the cost-aware diffusion reached it cheaply",
+            "the diffusion's own score, over its best"),
     Feature("ppr", "the fact-seeded PPR walk (HippoRAG 2's graph signal) reached it",
             "the PPR score, over its best; 0 without seeds"),
     Feature("evidence", "facts and entities the question names point at it",
@@ -75,6 +76,11 @@ REGISTRY = (
             "shared by n ** BRIDGE_SHARE of the n titles that passage names; never the first place (`order`)"),
     Feature("language", "the section is in the question's language (a bilingual corpus holds each page twice)",
             "1 where the section's language is the question's (`core.language_of`), else 0"),
+    Feature("prose", "the section has text of its own: not a heading alone, not a list of links (either "
+            "matches by its words and answers nothing; its sub-sections and the pages it links to are "
+            "candidates themselves)",
+            "the share of the section's own lines that are not link lines, minus 1 (`shape.prose_share`): "
+            "0 for prose, so that a corpus of prose ranks and scores as without it; -1 for a heading alone"),
 )
 FEATURES = tuple(f.name for f in REGISTRY)  # the columns, in order
 COLUMN = {name: i for i, name in enumerate(FEATURES)}
@@ -115,7 +121,7 @@ def features(li: LoadedIndex, cfg: RetrievalConfig, cands: np.ndarray, chunks: R
     n = cands.size
     F = np.zeros((n, len(FEATURES)))
     at = {int(c): i for i, c in enumerate(cands.tolist())}
-    base = _minmax(np.asarray(chunks.score, dtype=np.float64))
+    base = minmax(np.asarray(chunks.score, dtype=np.float64))
     F[:, COLUMN["base"]] = OUTSIDE_BASE
     for p, s in zip(chunks.positions.tolist(), base.tolist()):
         if p in at:
@@ -131,7 +137,7 @@ def features(li: LoadedIndex, cfg: RetrievalConfig, cands: np.ndarray, chunks: R
     pages = page[cands]
     pcos = np.where(pages >= 0, dense[np.maximum(pages, 0)], 0.0)
     F[:, COLUMN["page"]] = pcos - pcos.max() if n else 0.0
-    for name, scores in (("walk", walk), ("ppr", ppr)):
+    for name, scores in (("diffusion", walk), ("ppr", ppr)):
         top = max(scores.values(), default=0.0)
         if top > 0:
             F[:, COLUMN[name]] = [scores.get(int(c), 0.0) / top for c in cands.tolist()]
@@ -143,6 +149,8 @@ def features(li: LoadedIndex, cfg: RetrievalConfig, cands: np.ndarray, chunks: R
         F[:, COLUMN["child"]] = child - child.max()
     if language:
         F[:, COLUMN["language"]] = li.language()[cands] == language
+    if cfg.rank_w_prose > 0:
+        F[:, COLUMN["prose"]] = li.prose()[cands] - 1.0
     return F
 
 
@@ -156,7 +164,7 @@ def bridge_scores(li: LoadedIndex, chunks: Route, top: int,
     "Hong Kong" where the film was made)."""
     rows, _ = li.lexical()
     page = li.page_of()
-    base = _minmax(np.asarray(chunks.score, dtype=np.float64))
+    base = minmax(np.asarray(chunks.score, dtype=np.float64))
     out = np.zeros(rows.size)
     doc_page = page[rows]
     for p, s in zip(chunks.positions[:top].tolist(), base[:top].tolist()):
@@ -252,13 +260,6 @@ def interleave(ranked: list[tuple[int, float]], other: list[int], head: int, eve
         placed.add(nxt)
     out += [n for n, _ in ranked if n not in placed]
     return [(n, score[n]) for n in out]
-
-
-def _minmax(x: np.ndarray) -> np.ndarray:
-    if x.size == 0:
-        return x
-    lo, hi = float(x.min()), float(x.max())
-    return (x - lo) / (hi - lo) if hi > lo else np.ones_like(x)
 
 
 def _linked_pages(li: LoadedIndex, node: int, page: np.ndarray) -> set[int]:
