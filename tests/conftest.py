@@ -80,7 +80,8 @@ def fixture_index(tmp_path_factory, embedder):
 
     root = tmp_path_factory.mktemp("fixture-index")
     shutil.copytree(FIXTURE_DOCS, root / "docs")
-    s = Settings(db_path=root / "index.db", docs_root=root / "docs",
+    # no question log: tests that serve this file directly would write their questions into it
+    s = Settings(db_path=root / "index.db", docs_root=root / "docs", log_questions=False,
                  url_template="https://github.com/arkui-x/docs/blob/master/{path}#L{line}")
     with Store(s.db_path) as st:
         report = index_folder(s, st, embedder)

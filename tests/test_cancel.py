@@ -198,8 +198,9 @@ def test_stop_in_the_app_ends_a_silent_models_answer(tmp_path, fixture_index, op
     service = Service(app_settings(tmp_path, fixture_index, llm_base_url=server.base_url, llm_model="chat",
                                    llm_timeout_s=300, llm_max_retries=0, chat_images="off"))
     values = [getattr(RetrievalConfig(), name) for name, *_ in SETTINGS_SLIDERS]
-    handler = _responder(Chooser(Indexes.of(service), None))("How do I create an app with ACE Tools?", [], False, "diffusion", *values)
-    skip = (gr.skip(),) * 4
+    handler = _responder(Chooser(Indexes.of(service), None))(
+        "How do I create an app with ACE Tools?", [], {}, False, "diffusion", *values)  # no answer ids yet
+    skip = (gr.skip(),) * 5
 
     def until_silent():  # before this change, next() blocked here until the model answered
         shown = []

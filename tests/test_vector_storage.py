@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dgrag.store import Store, VECTOR_TYPES
-from dgrag.store.connect import applied_version, open_connection
+from dgrag.store.connect import applied_version, latest_version, open_connection
 from dgrag.store import vectors
 
 from old_files import open_at_version
@@ -109,7 +109,7 @@ def test_a_version_4_file_folds_its_name_vectors_and_keeps_float32(tmp_path):
     path = tmp_path / "v4.db"
     held = _file_at_version_4(path, rng)
     with Store(path, readonly=True) as st:  # what the retriever opens: upgraded once
-        assert applied_version(st.con) == 8
+        assert applied_version(st.con) == latest_version()
         assert "vec_entity_name" not in _tables(st.con)
         assert st.vectors.storage("chunk") == "float32"
         e_ids, e_mat = st.vectors.matrix("entity")
@@ -238,7 +238,7 @@ def test_a_per_row_int8_file_from_before_reads_and_compacts_centred(tmp_path):
     con.execute("COMMIT")
     con.close()
     with Store(path) as st:
-        assert applied_version(st.con) == 8 and st.vectors.centre_of("chunk") is None
+        assert applied_version(st.con) == latest_version() and st.vectors.centre_of("chunk") is None
         ids, got = st.vectors.matrix("chunk")
         assert np.sum(got * mat[ids - 1], axis=1).min() > 0.999
         assert st.vectors.knn("chunk", mat[4], 1)[0][0] == 5
