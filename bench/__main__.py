@@ -157,7 +157,7 @@ def p2_stage3(db: Path, repeat: int) -> dict:
         return qv / np.linalg.norm(qv), routes
 
     out = {}
-    before = RetrievalConfig(spread_trust_full=0, ppr_passage_top_k=0, ppr_push_eps=1e-7)  # issue 14's start
+    before = RetrievalConfig(diffusion_trust_full=0, ppr_passage_top_k=0, ppr_push_eps=1e-7)  # issue 14's start
     text = "how do I pass parameters to router pushUrl"  # the lexical feature scores every chunk
 
     def stage1(qv, shared):
@@ -171,7 +171,7 @@ def p2_stage3(db: Path, repeat: int) -> dict:
                               ("stage3_trust_rule_p50_ms", RetrievalConfig(rank_mode="trust"), True),
                               ("stage3_before_p50_ms", dataclasses.replace(before, rank_mode="trust"), True),
                               ("stage3_scipy_fusion_p50_ms", RetrievalConfig(ppr_engine="scipy", rank_mode="trust"), True),
-                              ("stage3_no_fusion_p50_ms", RetrievalConfig(spread_graph_fusion=0, rank_mode="trust"), True)):
+                              ("stage3_no_fusion_p50_ms", RetrievalConfig(diffusion_graph_fusion=0, rank_mode="trust"), True)):
         qs = [query() for _ in range(max(3, repeat // 2))]
         run_diffusion(li, cfg, *qs[0], [], text)  # compile and build caches outside the timing
         times = []

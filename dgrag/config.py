@@ -53,44 +53,44 @@ class RetrievalConfig:
     file_top_k: int = 50  # pages kept after the rerank
     chunk_top_k: int = 50  # sections kept after the rerank
     ## Stage 3: seeds of the diffusion
-    fact_seed_k: int = 5  # best facts whose entities seed the walk
-    file_seed_k: int = 5  # best pages that seed the walk
+    fact_seed_k: int = 5  # best facts whose entities seed the diffusion
+    file_seed_k: int = 5  # best pages that seed the diffusion
     fact_init_weight: float = 0.8  # seed weight of a matched fact's entities
     file_init_weight: float = 0.9  # seed weight of a matched page
     chunk_init_weight: float = 1.0  # seed weight of a matched section
     ## Stage 3: budgets (the seed's defaults)
-    spread_chunk_k: int = 100  # sections the walk collects
-    spread_code_k: int = 5  # code blocks the walk collects
-    spread_table_k: int = 5  # tables the walk collects
-    spread_image_k: int = 5  # images the walk collects
-    spread_time_budget_s: float = 2.0  # the diffusion's time budget, seconds (never past the request's timeout)
-    spread_max_expansions: int = 12000  # nodes the walk expands at most
-    spread_per_node_neighbor_limit: int = 96  # edges relaxed per node, cheapest first (hub control)
-    spread_max_frontier_size: int = 20000  # queued nodes at most
-    spread_min_enqueue_score: float = 0.01  # a node scoring below this is not queued
-    spread_engine: str = "jit"  # jit (numba-compiled loop) | python (the reference kernel)
+    diffusion_chunk_k: int = 100  # sections the diffusion collects
+    diffusion_code_k: int = 5  # code blocks the diffusion collects
+    diffusion_table_k: int = 5  # tables the diffusion collects
+    diffusion_image_k: int = 5  # images the diffusion collects
+    diffusion_time_budget_s: float = 2.0  # the diffusion's time budget, seconds (never past the request's timeout)
+    diffusion_max_expansions: int = 12000  # nodes the diffusion expands at most
+    diffusion_per_node_neighbor_limit: int = 96  # edges relaxed per node, cheapest first (hub control)
+    diffusion_max_frontier_size: int = 20000  # queued nodes at most
+    diffusion_min_enqueue_score: float = 0.01  # a node scoring below this is not queued
+    diffusion_engine: str = "jit"  # jit (numba-compiled loop) | python (the reference kernel)
     # from this many node vectors, a question's cosines are computed only for the nodes the
     # diffusion reaches (it reads ~14k of 224k at 500k nodes); below it, one matmul over all
     # of them is cheaper, since the diffusion then reads nearly every one
-    spread_lazy_cosine_min_vectors: int = 100_000
+    diffusion_lazy_cosine_min_vectors: int = 100_000
     ## Stage 3: the graph's evidence and trust
     # evidence: how much graph support (facts / entities pointing at a passage) lifts it,
     # times the graph's trust
-    spread_evidence_weight: float = 0.5
+    diffusion_evidence_weight: float = 0.5
     # multi-hop support: fuse the diffusion's chunk ranking with a PPR ranking from the same
     # fact-entity seeds (reciprocal rank, weight of the graph list, times the graph's trust); 0 turns it off
-    spread_graph_fusion: float = 2.0
-    spread_fusion_k: int = 5  # the reciprocal-rank constant of that fusion
-    # how far the graph is trusted, per question: of the pages holding the walk's best
-    # `spread_trust_walk_k` passages, the share that also hold one of dense recall's best
-    # `spread_trust_dense_k`; none at or below `spread_trust_floor`, in full from
-    # `spread_trust_full` (full 0 = always in full: the old behaviour). Untrusted, the
+    diffusion_graph_fusion: float = 2.0
+    diffusion_fusion_k: int = 5  # the reciprocal-rank constant of that fusion
+    # how far the graph is trusted, per question: of the pages holding the diffusion's best
+    # `diffusion_trust_k` passages, the share that also hold one of dense recall's best
+    # `diffusion_trust_dense_k`; none at or below `diffusion_trust_floor`, in full from
+    # `diffusion_trust_full` (full 0 = always in full: the old behaviour). Untrusted, the
     # evidence lift and the fusion are off and the dense ranking stands (docs/benchmarks.md,
     # "When the graph is trusted").
-    spread_trust_walk_k: int = 8
-    spread_trust_dense_k: int = 20  # dense recall's best passages the walk's pages are compared with
-    spread_trust_floor: float = 0.34  # no trust at or below this share
-    spread_trust_full: float = 0.66  # full trust from this share (0 = always trusted)
+    diffusion_trust_k: int = 8
+    diffusion_trust_dense_k: int = 20  # dense recall's best passages the diffusion's pages are compared with
+    diffusion_trust_floor: float = 0.34  # no trust at or below this share
+    diffusion_trust_full: float = 0.66  # full trust from this share (0 = always trusted)
     ## The chunk ranking (retrieve/ranking.py)
     # `evidence` weighs every kind of evidence per candidate in one linear score, the default
     # weights (`rank_w_*`) fitted on the dev splits of the four bench configurations at once and
@@ -100,7 +100,7 @@ class RetrievalConfig:
     # rule before it (the graph's evidence on or off per question), kept as the baseline that
     # bench.retrieval (--before) and bench's stage-3 timings measure the weighted ranking against
     rank_mode: str = "evidence"
-    rank_candidate_k: int = 50  # candidates from each source: stage 2, lexical, bridge, the walk, PPR
+    rank_candidate_k: int = 50  # candidates from each source: stage 2, lexical, bridge, the diffusion, PPR
     rank_link_k: int = 5  # the best base passages whose linked pages count as `link` evidence
     rank_w_base: float = FITTED["base"]  # weight of the stage-2 score (min-max over its candidates)
     # weight of the cosine margin to the best candidate (fitted to 0: base carries dense's order;
@@ -108,9 +108,9 @@ class RetrievalConfig:
     rank_w_dense: float = FITTED["dense"]
     rank_w_lexical: float = FITTED["lexical"]  # weight of corpus-wide identifier-aware BM25 over its best
     rank_w_page: float = FITTED["page"]  # weight of the page's cosine margin to the best candidate page
-    # weight of the cost-aware diffusion's score over its best (fitted to 0: the walk proposes
+    # weight of the cost-aware diffusion's score over its best (fitted to 0: the diffusion proposes
     # candidates, its score does not rank them)
-    rank_w_walk: float = FITTED["walk"]
+    rank_w_diffusion: float = FITTED["diffusion"]
     rank_w_ppr: float = FITTED["ppr"]  # weight of the fact-seeded PPR score over its best
     rank_w_evidence: float = FITTED["evidence"]  # weight of facts and named entities pointing at the passage
     # weight of a jump link to or from one of the best base passages' pages, its credit divided
@@ -135,11 +135,11 @@ class RetrievalConfig:
     # ranked (0: never)
     rank_ppr_every: int = 3
     rank_ppr_head: int = 2  # the first places, always the weighted ranking's
-    # PPR's trust (`spread_trust_*`) from which it gets places: with the default floor 0.34 and
-    # full 0.66, one rule: at least half of the walk's best pages are among dense's best
+    # PPR's trust (`diffusion_trust_*`) from which it gets places: with the default floor 0.34 and
+    # full 0.66, one rule: at least half of the diffusion's best pages are among dense's best
     rank_ppr_trust: float = 0.5
     rank_bridge_k: int = 3  # the best base passages whose mentions count as `bridge` evidence
-    # false: the ranking without the graph's own evidence (walk, ppr, evidence, link and bridge
+    # false: the ranking without the graph's own evidence (diffusion, ppr, evidence, link and bridge
     # weights, PPR's places and the question's bridge all off; the rest unchanged): the
     # "no graph" ablation, for anyone's index
     graph_features: bool = True
@@ -147,7 +147,7 @@ class RetrievalConfig:
     ppr_damping: float = 0.5  # the walk's damping (below 1)
     ppr_passage_weight: float = 0.05  # restart mass on passages, beside the entities'
     # the method `ppr` gives dense's passages when the walk's best pages share none with dense's
-    # best (`spread_trust_*`): offline, with no LLM to filter the facts, such seeds are noise
+    # best (`diffusion_trust_*`): offline, with no LLM to filter the facts, such seeds are noise
     ppr_fallback: bool = True
     ppr_passage_top_k: int = 0  # passages that get restart mass (best dense first); 0 = all (HippoRAG 2)
     # push (local forward push, cost follows the reset mass: the default) | scipy (power
@@ -186,14 +186,17 @@ class RetrievalConfig:
             raise ConfigError(f"retrieval_config has {len(overrides)} keys; there are {len(known)} parameters")
         changes = {}
         for key, value in overrides.items():
-            if key not in known:
+            name = RENAMED.get(key, key) if isinstance(key, str) else key
+            if name not in known:
                 raise ConfigError(f"unknown retrieval parameter: {_short(key)}")
-            changes[key] = _coerce(value, known[key].type, key)
+            if name in changes:
+                raise ConfigError(f"{name} is given twice (once by its former name)")
+            changes[name] = _coerce(value, known[name].type, name)
         merged = dataclasses.replace(self, **changes)
         merged._without_graph()
         for name, allowed in (("method", ("diffusion", "ppr", "dense")), ("rank_mode", ("evidence", "trust")),
                               ("final_rerank_backend", ("none", "cross-encoder", "llm")),
-                              ("vector_search", ("numpy", "sqlite-vec")), ("spread_engine", ("jit", "python")),
+                              ("vector_search", ("numpy", "sqlite-vec")), ("diffusion_engine", ("jit", "python")),
                               ("ppr_engine", ("push", "scipy", "igraph"))):
             if getattr(merged, name) not in allowed:
                 raise ConfigError(f"{name} must be one of {', '.join(allowed)}")
@@ -227,13 +230,22 @@ class RetrievalConfig:
             raise ConfigError(f"ppr_push_eps must be at least {MIN_PPR_PUSH_EPS:g} (the push's work grows as 1/eps)")
 
 
-GRAPH_WEIGHTS = ("rank_w_walk", "rank_w_ppr", "rank_w_evidence", "rank_w_link", "rank_w_bridge")  # graph_features
+# Former names still accepted (deprecated): a request's retrieval_config, `--config` and the
+# DGRAG_RETRIEVAL_* variables may use them. The stage-3 method is named `diffusion` everywhere;
+# its parameters were `spread_*` and its ranking weight `rank_w_walk`.
+RENAMED = {**{f"spread_{n}": f"diffusion_{n}" for n in (
+    "chunk_k", "code_k", "table_k", "image_k", "time_budget_s", "max_expansions", "per_node_neighbor_limit",
+    "max_frontier_size", "min_enqueue_score", "engine", "lazy_cosine_min_vectors", "evidence_weight",
+    "graph_fusion", "fusion_k", "trust_dense_k", "trust_floor", "trust_full")},
+    "spread_trust_walk_k": "diffusion_trust_k", "rank_w_walk": "rank_w_diffusion"}
+
+GRAPH_WEIGHTS = ("rank_w_diffusion", "rank_w_ppr", "rank_w_evidence", "rank_w_link", "rank_w_bridge")  # graph_features
 
 # Upper bounds of the retrieval parameters: far above any useful value (the defaults are 5-100),
 # low enough that the most a request can ask for stays a fraction of a second to a few seconds
 MAX_K = 1000  # every count of candidates, seeds, quotas (`*_k`, `*_candidates`)
-MAX_BOUNDS = {"spread_time_budget_s": 10.0, "spread_max_expansions": 1_000_000,
-              "spread_max_frontier_size": 1_000_000, "spread_per_node_neighbor_limit": 10_000,
+MAX_BOUNDS = {"diffusion_time_budget_s": 10.0, "diffusion_max_expansions": 1_000_000,
+              "diffusion_max_frontier_size": 1_000_000, "diffusion_per_node_neighbor_limit": 10_000,
               "final_rerank_candidates": 100, "fact_ann_breadth": 10_000,
               "rank_ppr_every": MAX_K, "rank_ppr_head": MAX_K, "rank_ppr_trust": 1.0}
 MIN_PPR_PUSH_EPS = 1e-9
@@ -432,9 +444,9 @@ class Settings:
                 values[name] = _coerce(raw, "int" if name == "server_port" else "str", name)
         retrieval = RetrievalConfig()
         r_over = {
-            f.name: env["DGRAG_RETRIEVAL_" + f.name.upper()]
-            for f in fields(RetrievalConfig)
-            if "DGRAG_RETRIEVAL_" + f.name.upper() in env
+            name: env["DGRAG_RETRIEVAL_" + name.upper()]
+            for name in [*(f.name for f in fields(RetrievalConfig)), *RENAMED]
+            if "DGRAG_RETRIEVAL_" + name.upper() in env
         }
         values["retrieval"] = retrieval.merged(r_over)
         values.update({k: v for k, v in overrides.items() if v is not None})

@@ -17,14 +17,15 @@ from typing import Any, Mapping, Sequence, TypedDict
 
 import numpy as np
 
+from .kernels.tokens import CJK, IDEOGRAPH
+
 SECTIONS = ("chunks", "codes", "tables", "images")  # the result lists, in the seed's order
 SECTION_OF = {"chunk": "chunks", "code": "codes", "table": "tables", "image": "images"}
 CAPTION_CHARS = 300  # an image's caption, wherever it is read: the merged context, the agent's book, its images
 
 
 # ---- the one token estimate: query limits, the agent's book and its token report ---------------
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_TOKEN_PIECES = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+|[^\\w\\s]")
+_TOKEN_PIECES = re.compile(f"[{CJK}]|[^\\W{CJK}]+|[^\\w\\s]")
 
 
 class Node(TypedDict, total=False):
@@ -51,7 +52,6 @@ class Node(TypedDict, total=False):
     meta: dict[str, Any]
 
 
-_HAN = re.compile(r"[\u3400-\u9fff]")
 
 
 def url_of(template: str, path: str, line: int | None, line_end: int | None, anchor: str = "", url: str = "") -> str:
@@ -65,7 +65,7 @@ def url_of(template: str, path: str, line: int | None, line_end: int | None, anc
 
 def language_of(text: str) -> str:
     """'zh' for a text with any Han character, else 'en': which prompt language a question gets."""
-    return "zh" if _HAN.search(text or "") else "en"
+    return "zh" if IDEOGRAPH.search(text or "") else "en"
 
 
 def estimate_tokens(text: str) -> int:

@@ -200,13 +200,19 @@ base URL and a model.
 there are parameters, and each value must lie in the range in the "accepted" column (else 422
 naming the parameter).
 """
+RENAMED_NOTE = """
+**Former names** (deprecated, still accepted in a request, `--config` and `DGRAG_RETRIEVAL_*`):
+the stage-3 method is called the diffusion everywhere, so its parameters, once `spread_*`, are
+`diffusion_*`, `spread_trust_walk_k` is `diffusion_trust_k`, and the ranking weight `rank_w_walk`
+is `rank_w_diffusion`. A request that gives one parameter under both names is refused.
+"""
 
 
 def render() -> str:
     source = CONFIG_PY.read_text(encoding="utf-8")
     lines = [INTRO.rstrip("\n"), "", "## Settings"]
     lines += _sections(rows(config.Settings, "DGRAG_", source), with_bounds=False)
-    lines += ["", "## Retrieval parameters"]
+    lines += ["", "## Retrieval parameters", RENAMED_NOTE.rstrip("\n")]
     lines += _sections(rows(config.RetrievalConfig, "DGRAG_RETRIEVAL_", source), with_bounds=True)
     return "\n".join(lines) + "\n"
 

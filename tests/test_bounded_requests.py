@@ -77,8 +77,8 @@ def test_retrieval_parameters_are_bounded_above_and_in_number():
     base = RetrievalConfig()
     with pytest.raises(ConfigError, match="final_chunk_k must be at most 1000"):
         base.merged({"final_chunk_k": 1_000_000})
-    with pytest.raises(ConfigError, match="spread_time_budget_s must be at most 10"):
-        base.merged({"spread_time_budget_s": 3600})
+    with pytest.raises(ConfigError, match="diffusion_time_budget_s must be at most 10"):
+        base.merged({"diffusion_time_budget_s": 3600})
     with pytest.raises(ConfigError, match="ppr_push_eps must be at least"):
         base.merged({"ppr_push_eps": 1e-300})
     with pytest.raises(ConfigError, match="100000 keys"):
@@ -86,7 +86,7 @@ def test_retrieval_parameters_are_bounded_above_and_in_number():
     with pytest.raises(ConfigError, match="unknown retrieval parameter: 'x+\\.\\.\\.") as err:
         base.merged({"x" * 5000: 1})
     assert len(str(err.value)) < 120  # a long key is not echoed back whole
-    assert base.merged({"final_chunk_k": 1000, "spread_time_budget_s": 10}).final_chunk_k == 1000
+    assert base.merged({"final_chunk_k": 1000, "diffusion_time_budget_s": 10}).final_chunk_k == 1000
 
 
 def test_cancelling_a_job_needs_the_admin_secret(tmp_path):

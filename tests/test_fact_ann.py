@@ -303,7 +303,7 @@ def test_the_retriever_passes_the_breadth_and_exact_results_stay(tmp_path):
     path = tmp_path / "facts.db"
     _file_with_facts(path, np.random.default_rng(8), 200)
     settings = Settings(db_path=path, fact_ann_min_vectors=10 if ann.available() else 10**9, index_threads=1,
-                        retrieval=RetrievalConfig(spread_engine="python"))  # no JIT warm-up: not needed here
+                        retrieval=RetrievalConfig(diffusion_engine="python"))  # no JIT warm-up: not needed here
     r = Retriever(settings, embedder=_Fixed())
     li = r.handle.get()
     assert (li.fact_search.index is not None) == ann.available()

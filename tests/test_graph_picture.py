@@ -163,7 +163,7 @@ def test_both_diffusion_engines_record_the_same_picture_fields(fixture_index, em
 
     settings, compiled = touch
     reference = Retriever(settings, embedder=embedder).retrieve(
-        "touch event TouchType Down", {"verbose": True, "spread_engine": "python"})
+        "touch event TouchType Down", {"verbose": True, "diffusion_engine": "python"})
     a, b = compiled["trace"]["stage3"], reference["trace"]["stage3"]
     assert len(a["hops"]) > 50 and len(a["score"]) == len(a["visited"])
     for key in ("hops", "score", "similarity", "seed_why", "paths"):

@@ -114,11 +114,11 @@ def test_the_language_feature_marks_sections_in_the_questions_language(crafted):
 def test_ppr_falls_back_to_dense_when_no_seed_leads_where_dense_agrees(crafted):
     q = "how do I open a page with parameters"
     dense = crafted.retrieve(q, {"method": "dense"})
-    never = crafted.retrieve(q, {"method": "ppr", "spread_trust_floor": 1.0, "spread_trust_full": 1.0,
+    never = crafted.retrieve(q, {"method": "ppr", "diffusion_trust_floor": 1.0, "diffusion_trust_full": 1.0,
                                  "verbose": True})  # no agreement is ever enough
     assert never["trace"]["stage3"]["fell_back_to_dense"] is True
     assert _sections(never) == _sections(dense)
-    always = crafted.retrieve(q, {"method": "ppr", "spread_trust_full": 0.0, "verbose": True})
+    always = crafted.retrieve(q, {"method": "ppr", "diffusion_trust_full": 0.0, "verbose": True})
     assert always["trace"]["stage3"]["fell_back_to_dense"] is False
 
 
@@ -246,9 +246,9 @@ def test_half_of_pprs_pages_corroborated_reaches_a_trust_of_one_half():
     page = np.arange(20)
     cfg = RetrievalConfig()
     walk = [(n, 1.0) for n in (0, 1, 2, 3, 10, 11, 12, 13)]  # 4 of its 8 pages among dense's best
-    trust = graph_trust(page, RetrievalConfig(spread_trust_dense_k=4), np.arange(4), walk)
+    trust = graph_trust(page, RetrievalConfig(diffusion_trust_dense_k=4), np.arange(4), walk)
     assert trusted(trust, cfg.rank_ppr_trust) and not trusted(trust, 0.51)
-    assert not trusted(graph_trust(page, RetrievalConfig(spread_trust_dense_k=3), np.arange(3), walk), 0.5)
+    assert not trusted(graph_trust(page, RetrievalConfig(diffusion_trust_dense_k=3), np.arange(3), walk), 0.5)
 
 
 def test_graph_features_false_is_the_no_graph_ablation():

@@ -73,8 +73,8 @@ def test_per_request_overrides(retriever):
     with pytest.raises(ConfigError):
         retriever.retrieve("x", {"method": "magic"})
     # values that would send a kernel into an endless or out-of-bounds run are refused
-    for bad in ({"ppr_damping": 1.0}, {"ppr_push_eps": 0}, {"spread_max_frontier_size": -5},
-                {"spread_time_budget_s": "nan"}, {"spread_per_node_neighbor_limit": -1}):
+    for bad in ({"ppr_damping": 1.0}, {"ppr_push_eps": 0}, {"diffusion_max_frontier_size": -5},
+                {"diffusion_time_budget_s": "nan"}, {"diffusion_per_node_neighbor_limit": -1}):
         with pytest.raises(ConfigError):
             retriever.retrieve("x", bad)
 
@@ -188,8 +188,8 @@ def test_graph_trust_is_the_walks_agreement_with_dense_pages():
     from dgrag.retrieve.methods import graph_trust
 
     def cfg(walk_k, dense_k, floor, full):
-        return RetrievalConfig(spread_trust_walk_k=walk_k, spread_trust_dense_k=dense_k,
-                               spread_trust_floor=floor, spread_trust_full=full)
+        return RetrievalConfig(diffusion_trust_k=walk_k, diffusion_trust_dense_k=dense_k,
+                               diffusion_trust_floor=floor, diffusion_trust_full=full)
 
     page = np.array([0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9])  # node -> page; nodes 0 and 1 share page 0
     dense = np.array([1, 2, 3, 4, 5, 6])                 # pages 0, 1, 2, 3, 4, 5
@@ -200,7 +200,7 @@ def test_graph_trust_is_the_walks_agreement_with_dense_pages():
     assert graph_trust(page, cfg(4, 5, 0.0, 1.0), dense, walk) == 2 / 3
     assert graph_trust(page, cfg(4, 5, 0.0, 1.0), dense, [(9, 1.0), (10, 0.5)]) == 0.0  # never ranked
     assert graph_trust(page, cfg(4, 5, 0.0, 1.0), dense, []) == 0.0
-    assert graph_trust(page, RetrievalConfig(spread_trust_full=0), dense, []) == 1.0  # the old behaviour
+    assert graph_trust(page, RetrievalConfig(diffusion_trust_full=0), dense, []) == 1.0  # the old behaviour
     assert graph_trust(page, cfg(4, 5, 1 / 3, 1.0), dense, walk) == pytest.approx(0.5)  # 2/3: half way
     assert graph_trust(page, cfg(4, 4, 0.34, 0.66), dense, walk) == 0.0  # 1/3: at the floor
 
@@ -239,7 +239,7 @@ def test_stage3_reads_stage_ones_cosines_and_computes_the_rest_alike(retriever, 
         assert np.isnan(cos.lazy()[li.type_rows("code")]).all()  # not asked for yet
         picked = np.arange(0, li.n_nodes, 7)
         assert np.allclose(cos[picked], every[picked], atol=1e-6)
-        lazy = RetrievalConfig(verbose=True, spread_lazy_cosine_min_vectors=0)  # the fixture is small
+        lazy = RetrievalConfig(verbose=True, diffusion_lazy_cosine_min_vectors=0)  # the fixture is small
         shared = run_diffusion(li, lazy, qv, routes, [], q, cos)
         alone = run_diffusion(li, RetrievalConfig(verbose=True), qv, routes, [], q)  # one matmul for all
         for kind, items in alone.ranked.items():  # the same nodes; scores to float32's sums

@@ -26,14 +26,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core import Reference, language_of, page_title
-from ..kernels.lexical import tokenize
+from ..kernels.tokens import IDEOGRAPHS, tokenize
 
 ANSWER_CHARS = 600
 SECTIONS = 5       # the top sections whose units are candidates
 MAX_UNITS = 120    # candidates embedded per question (in section order)
 MAX_SENTENCES = 8
 W_LEX, W_RANK, MARGIN, W_BRIDGE = 0.1, 0.01, 0.3, 0.5
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(`\u3400-\u9fff])|(?<=[。！？；])")
+_SENTENCE_END = re.compile(f"(?<=[.!?])\\s+(?=[A-Z0-9\"'(`{IDEOGRAPHS}])|(?<=[。！？；])")
 _LINK = re.compile(r"!?\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])|<!--.*?-->")  # inline and reference links; comments
 _FENCE = re.compile(r"^\s*(```|~~~)")
 

@@ -24,6 +24,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import BackendError, ConfigError, DeadlineExceeded
+from ..kernels.tokens import IDEOGRAPHS
 from . import load_local_model
 from .embedder_cpu import QUESTIONS, CoreShare, limit_threads, lower_priority, requested_threads
 
@@ -59,7 +60,7 @@ class HashEmbedder(Embedder):
         import re
 
         vec = np.zeros(self.dim, np.float32)
-        words = re.findall(r"[\u3400-\u9fff]|\w+", text.lower())
+        words = re.findall(f"[{IDEOGRAPHS}]|\\w+", text.lower())
         grams = [w[i:i + 3] for w in words if len(w) > 3 for i in range(len(w) - 2)]
         for feature in words + grams or [""]:  # the empty text gets a fixed vector, never zeros
             h = hashlib.blake2b(feature.encode("utf-8", "surrogatepass"), digest_size=8).digest()

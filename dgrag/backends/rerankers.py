@@ -1,6 +1,6 @@
 """Rerankers: score (query, candidate text) pairs.
 
-- `fusion` (offline default): dense cosine fused with BM25 over CJK-aware tokens;
+- `fusion` (offline default): dense cosine fused with BM25 over the candidates (`kernels.bm25`, whole identifiers);
 - `cosine`: the dense cosine alone;
 - `flag`: FlagEmbedding's FlagReranker (e.g. bge-reranker-v2-m3) from a local folder;
 - `cross-encoder`: sentence-transformers CrossEncoder from a local folder.

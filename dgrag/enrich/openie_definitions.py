@@ -10,6 +10,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ..kernels.tokens import IDEOGRAPHS
 from .openie_lexicon import (
     ACRONYM, CAMEL, CJK, EN_API_VERB, FUNCTION_WORDS, URL,
     ZH_API_VERB, ZH_DEF_BAD_END, ZH_DEF_BAD_START, ZH_STOP, ZH_SUFFIXES, normalize_entity,
@@ -36,7 +37,7 @@ _ZH_DEF = re.compile(
     r"(?P<rel>是指|指的是|是(?!否)|指(?![定出向令南针标明])|即(?![可使将便时刻])|用于|称为|表示)"
     r"(?P<y>[^,，。;；:：!！?？\n]{2,60})"
 )
-_TECHY = re.compile(r"[A-Z].*[A-Z]|[a-z][A-Z]|[._@$]|\d|[\u4e00-\u9fff]")
+_TECHY = re.compile(f"[A-Z].*[A-Z]|[a-z][A-Z]|[._@$]|\\d|[{IDEOGRAPHS}]")
 _ZH_Y_LEAD = re.compile(r"^(?:一(?:个|套|种|款|组|项|类|系列|些)|个|种|套|款|指|对|一)")
 
 
@@ -274,7 +275,7 @@ class _DefinitionReader:
 
     def _via(self, sent: str, ss: int) -> None:
         # "通过X…" / "via X": X as a candidate
-        for m in re.finditer(r"通过(?P<x>[A-Za-z@$][A-Za-z0-9_.@$-]*(?: [A-Z][A-Za-z0-9_-]*)?|[\u4e00-\u9fff]{2,8}?)(?=进行|来|实现|获取|调用|完成|可以|即可|设置|创建|,|，|。|的|$)", sent):
+        for m in re.finditer(r"通过(?P<x>[A-Za-z@$][A-Za-z0-9_.@$-]*(?: [A-Z][A-Za-z0-9_-]*)?|[" + IDEOGRAPHS + "]{2,8}?)(?=进行|来|实现|获取|调用|完成|可以|即可|设置|创建|,|，|。|的|$)", sent):
             x = m.group("x")
             if CJK.match(x) and not (len(x) <= 4 or x.endswith(tuple(ZH_SUFFIXES))):
                 continue

@@ -9,6 +9,8 @@ import unicodedata
 from pathlib import Path
 from types import MappingProxyType
 
+from ..kernels.tokens import IDEOGRAPH, IDEOGRAPHS
+
 MAX_ENTITIES = 25
 MAX_TRIPLES = 40
 MAX_NAME_CHARS = 40          # phrases / CJK terms
@@ -19,9 +21,8 @@ MAX_DESC_CHARS = 160
 # --------------------------------------------------------------------------------------
 # character classes
 # --------------------------------------------------------------------------------------
-_CJK_RANGE = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-CJK = re.compile(f"[{_CJK_RANGE}]")
-CJK_RUN = re.compile(f"[{_CJK_RANGE}]+")
+CJK = IDEOGRAPH
+CJK_RUN = re.compile(f"[{IDEOGRAPHS}]+")
 LATIN = re.compile(r"[A-Za-z]")
 WS = re.compile(r"\s+")
 

@@ -22,10 +22,11 @@ from collections import Counter
 from pathlib import Path
 
 from ..config import Settings
+from ..kernels.tokens import IDEOGRAPHS
 from .recall import gold_of, load_questions, recall_at
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
-_TOKEN = re.compile(r"[\u3400-\u9fff]|[^\s\u3400-\u9fff]+")
+_TOKEN = re.compile(f"[{IDEOGRAPHS}]|[^\\s{IDEOGRAPHS}]+")
 _PUNCT = set(string.punctuation) | set("，。、；：？！“”‘’（）《》【】")
 
 

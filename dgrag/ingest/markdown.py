@@ -22,6 +22,8 @@ from urllib.parse import unquote, urlsplit
 
 import yaml
 
+from ..kernels.tokens import IDEOGRAPH
+
 from .context import around as _around
 from .dialects import ADMONITIONS, container_label, parser, template_label
 from .includes import EXT_LANG
@@ -31,7 +33,6 @@ _IMG_SRC = re.compile(r"""<img\b[^>]*?\bsrc\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]
 _IMG_ALT = re.compile(r"""\balt\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.I)
 _HREF = re.compile(r"""<a\b[^>]*?\bhref\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.I | re.S)
 _TAG = re.compile(r"<[^>]+>")
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _JSX_TAG = re.compile(r"<[A-Z][\w.]*[\s/>]")
 _LABEL_ATTR = re.compile(r"""<[A-Z][\w.]*\b[^>]*?\b(?:label|title|caption)\s*=\s*["']([^"']+)["']""")
 _ALERT = re.compile(r"^\[!(NOTE|TIP|IMPORTANT|WARNING|CAUTION)\]\s*")  # GitHub's alerts, in a blockquote
@@ -77,7 +78,7 @@ def content_hash(text: str) -> str:
 
 
 def detect_language(text: str) -> str:
-    cjk = len(_CJK.findall(text[:20000]))
+    cjk = len(IDEOGRAPH.findall(text[:20000]))
     latin = len(_LATIN.findall(text[:20000]))
     return "zh" if cjk and cjk * 3 >= latin * 0.2 + cjk else "en"
 

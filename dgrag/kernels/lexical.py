@@ -1,55 +1,19 @@
-"""Identifier-aware lexical matching over a whole corpus: a tokenizer for docs and code, and BM25
-as a sparse matrix, so one query scores every passage with a few column sums.
-
-Documentation questions name things the embedder reads poorly: `router.pushUrl`, `@State`,
-`max_file_bytes`, error code 2303198, a Chinese API term. The tokens keep each identifier whole
-and add its parts (dots, underscores, camelCase), numbers stay whole, and runs of CJK
-characters give bigrams (a single character alone), so a query matches a passage however
-either is written. The stage-2 reranker's BM25 (kernels/bm25.py) only sees the 100 dense
-candidates; this one sees the corpus, with corpus-wide IDF.
+"""Identifier-aware lexical matching over a whole corpus: BM25 as a sparse matrix, so one query
+scores every passage with a few column sums, over the tokens of `kernels.tokens` (identifiers
+whole plus their parts, CJK bigrams). The stage-2 reranker (`kernels.bm25`) scores its dense
+candidates with the same index built over them alone; this one sees the corpus, with corpus-wide
+IDF.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
 from scipy import sparse
 
 from .graph_arrays import row_entries
-
-_TOKEN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+|@?[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*")
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-# words that carry no topic in a docs question; IDF would discount them anyway, but leaving
-# them out keeps long English questions from touching most of the corpus's postings
-STOP = frozenset("""a an the and or of to in on for with by at from as is are was were be been it its this that
-these those do does did how what which when where why who can could should would will i my me we our you your
-there here not no if then than so into about use using used get set""".split())
-
-
-def tokenize(text: str) -> list[str]:
-    """Lowercased tokens: identifiers whole plus their parts, numbers, CJK bigrams."""
-    out: list[str] = []
-    for w in _TOKEN.findall(text):
-        if w[0] >= "\u3400":  # a CJK run
-            out.extend([w] if len(w) == 1 else [w[i:i + 2] for i in range(len(w) - 1)])
-        else:
-            out.extend(_word(w))
-    return out
-
-
-@lru_cache(maxsize=200_000)
-def _word(word: str) -> tuple[str, ...]:
-    """One identifier's tokens (cached: a corpus repeats its words)."""
-    low = word.lower()
-    if low in STOP:
-        return ()
-    pieces = [p for p in re.split(r"[._@]+", word) if p]
-    parts = pieces + [c for p in pieces for c in _CAMEL.findall(p)]
-    seen = dict.fromkeys([low] + [p.lower() for p in parts])
-    return tuple(t for t in seen if t == low or t not in STOP)
+from .tokens import tokenize
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..kernels.lexical import tokenize
+from ..kernels.tokens import tokenize
 from .loaded import LoadedIndex
 
 QUESTIONS = Path(__file__).with_name("offdomain_questions.txt")

@@ -5,7 +5,7 @@ from typing import Mapping
 
 from ..config import Settings
 from ..core import SECTION_OF, Reference
-from ..store import Store
+from ..store import NodeRows
 from .loaded import LoadedIndex
 
 TITLE = {"chunks": "Relevant document paragraph", "codes": "Relevant code block",
@@ -13,7 +13,7 @@ TITLE = {"chunks": "Relevant document paragraph", "codes": "Relevant code block"
 MAX_CHUNK_CHARS = 2500
 
 
-def build_references(store: Store, li: LoadedIndex, finals: dict[str, list[tuple[int, float]]],
+def build_references(rows: NodeRows, li: LoadedIndex, finals: dict[str, list[tuple[int, float]]],
                      paths: Mapping[int, list[int]],
                      why: Mapping[int, Mapping] | None = None) -> dict[str, list[Reference]]:
     """Per section, the final (graph index, score) pairs as references, in order, each with
@@ -23,7 +23,7 @@ def build_references(store: Store, li: LoadedIndex, finals: dict[str, list[tuple
     why = why or {}
     for kind, ranked in finals.items():
         rowids = [int(li.rowids[i]) for i, _ in ranked]
-        nodes = {n["rowid"]: n for n in store.nodes.by_rowids(rowids)}
+        nodes = rows.get(rowids)
         out[SECTION_OF[kind]] = [_reference(nodes[rowid], score, tuple(str(li.rowids[p]) for p in paths.get(idx, ())),
                                             why.get(idx))
                                  for (idx, score), rowid in zip(ranked, rowids) if rowid in nodes]

@@ -13,6 +13,7 @@ from ..kernels.diffusion import diffuse, path_to
 from ..kernels.graph_arrays import EDGE_TYPE_CODES, NODE_TYPE_CODES, row_entries
 from ..kernels.ppr import ppr_igraph, ppr_scipy
 from ..kernels.ppr_push import ppr_push
+from ..kernels.scaling import minmax
 from .explain import PICTURE_NODES, picture_trace, seed_reasons
 from . import ranking
 from .loaded import LoadedIndex, QueryCosines
@@ -46,8 +47,7 @@ def fact_evidence(li: LoadedIndex, facts: Route, exact: list[int]) -> np.ndarray
     specific entity counts more than a ubiquitous one). Normalised to [0, 1]."""
     nodes, weights = [], []  # (node, credit) pairs, summed per node below
     if facts.positions.size:
-        s = facts.score - facts.score.min()
-        s = s / s.max() if s.max() > 0 else np.ones_like(s)
+        s = minmax(facts.score)
         nodes.append(li.fact_chunk[facts.positions])
         weights.append(s)
         ents = np.concatenate([li.fact_head[facts.positions], li.fact_tail[facts.positions]])
@@ -98,7 +98,7 @@ def run_diffusion(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact:
     """`cos`: the question's cosines as stage 1 left them (computed here as needed if None)."""
     facts, files, chunks = routes["fact"], routes["file"], routes["chunk"]
     dense = QueryCosines(li, qv) if cos is None else cos  # shared with the walk and the ranking
-    if li.vec_mat.shape[0] < cfg.spread_lazy_cosine_min_vectors:
+    if li.vec_mat.shape[0] < cfg.diffusion_lazy_cosine_min_vectors:
         dense.compute_all()
     sim = node_similarity(dense, chunks)
     seeds = seeds_for(li, cfg, facts, files, exact)
@@ -106,31 +106,31 @@ def run_diffusion(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact:
     mandatory = [m for m in mandatory if m >= 0]
     for m in mandatory:  # mandatory chunks also spread to their code / tables / images
         seeds[m] = max(seeds.get(m, 0.0), cfg.chunk_init_weight)
-    quotas = {NODE_TYPE_CODES["chunk"]: cfg.spread_chunk_k, NODE_TYPE_CODES["code"]: cfg.spread_code_k,
-              NODE_TYPE_CODES["table"]: cfg.spread_table_k, NODE_TYPE_CODES["image"]: cfg.spread_image_k}
+    quotas = {NODE_TYPE_CODES["chunk"]: cfg.diffusion_chunk_k, NODE_TYPE_CODES["code"]: cfg.diffusion_code_k,
+              NODE_TYPE_CODES["table"]: cfg.diffusion_table_k, NODE_TYPE_CODES["image"]: cfg.diffusion_image_k}
     # a type the index does not hold can never fill its quota: leave it out so "candidates
     # full" can stop the search (same result, far fewer expansions on e.g. a passage corpus)
     quotas = {t: q for t, q in quotas.items() if li.nodes_of_type(t).size > 0}
     weighted = cfg.rank_mode == "evidence"
     graph, trust = [], 0.0
-    wants_walk = cfg.rank_w_ppr > 0 if weighted else (cfg.spread_graph_fusion > 0 or cfg.spread_evidence_weight > 0)
+    wants_walk = cfg.rank_w_ppr > 0 if weighted else (cfg.diffusion_graph_fusion > 0 or cfg.diffusion_evidence_weight > 0)
     if (facts.positions.size or exact) and wants_walk:
-        graph = run_ppr(li, cfg, qv, routes, exact, dense, fallback=False).ranked["chunk"][:cfg.spread_chunk_k]
+        graph = run_ppr(li, cfg, qv, routes, exact, dense, fallback=False).ranked["chunk"][:cfg.diffusion_chunk_k]
         # weighted, the trust only decides whether PPR gets places in the tail (`_weighted_chunks`)
         trust = graph_trust(li.page_of(), cfg, chunks.positions, graph)
-    ev_weight = 0.0 if weighted else cfg.spread_evidence_weight * trust  # the ranking weighs it instead
+    ev_weight = 0.0 if weighted else cfg.diffusion_evidence_weight * trust  # the ranking weighs it instead
     ev = fact_evidence(li, facts, exact) if (ev_weight > 0 or (weighted and cfg.rank_w_evidence > 0)) else None
-    res = diffuse(li.ga, sim, seeds, mandatory, quotas=quotas, max_expansions=cfg.spread_max_expansions,
-                  per_node_neighbor_limit=cfg.spread_per_node_neighbor_limit,
-                  max_frontier_size=cfg.spread_max_frontier_size, min_enqueue_score=cfg.spread_min_enqueue_score,
-                  time_budget_s=cfg.spread_time_budget_s, evidence_weight=ev_weight, evidence=ev,
-                  engine=cfg.spread_engine, vectors=dense.vectors())
+    res = diffuse(li.ga, sim, seeds, mandatory, quotas=quotas, max_expansions=cfg.diffusion_max_expansions,
+                  per_node_neighbor_limit=cfg.diffusion_per_node_neighbor_limit,
+                  max_frontier_size=cfg.diffusion_max_frontier_size, min_enqueue_score=cfg.diffusion_min_enqueue_score,
+                  time_budget_s=cfg.diffusion_time_budget_s, evidence_weight=ev_weight, evidence=ev,
+                  engine=cfg.diffusion_engine, vectors=dense.vectors())
     ranked = _by_type(li, res.nodes, res.scores)
     extra, why = {}, None
     if weighted:
         ranked["chunk"], extra, why = _weighted_chunks(li, cfg, query, chunks, ranked["chunk"], graph, ev, dense, trust)
-    elif graph and cfg.spread_graph_fusion * trust > 0:
-        ranked["chunk"] = fuse_ranks(ranked["chunk"], graph, cfg.spread_fusion_k, cfg.spread_graph_fusion * trust)
+    elif graph and cfg.diffusion_graph_fusion * trust > 0:
+        ranked["chunk"] = fuse_ranks(ranked["chunk"], graph, cfg.diffusion_fusion_k, cfg.diffusion_graph_fusion * trust)
     cited = {n for kind in COLLECT for n, _ in ranked[kind][:CITED_K]}  # every item stage 4 may keep cites its path
     paths = {n: path_to(res, n) for n in sorted(cited)}
     trace = {"expansions": res.expansions, "stop_reason": res.stop_reason, "graph_trust": round(trust, 4)}
@@ -213,25 +213,25 @@ def graph_trust(page: np.ndarray, cfg: RetrievalConfig, dense_ids: np.ndarray,
 
     `page` maps a node to its page (LoadedIndex.page_of), `dense_ids` are the stage-2
     chunks best first, `graph` the walk's chunks best first. Of the pages holding the walk's
-    best `spread_trust_walk_k` passages, the share that also hold one of the dense route's
-    best `spread_trust_dense_k`: no trust at or below `spread_trust_floor`, full from
-    `spread_trust_full`, linear between. Measured (docs/benchmarks.md, "When the graph is trusted"):
+    best `diffusion_trust_k` passages, the share that also hold one of the dense route's
+    best `diffusion_trust_dense_k`: no trust at or below `diffusion_trust_floor`, full from
+    `diffusion_trust_full`, linear between. Measured (docs/benchmarks.md, "When the graph is trusted"):
     where extraction is good, the walk's best pages include the ones dense finds first (the
     first hop) and it adds the rest (the next hops); where offline facts join unrelated pages
     through common mentions, its best pages are hubs that dense never ranks, and the dense
     ranking should stand."""
-    if cfg.spread_trust_full <= 0:
+    if cfg.diffusion_trust_full <= 0:
         return 1.0
-    top = np.fromiter((n for n, _ in graph[:cfg.spread_trust_walk_k]), np.int64)
+    top = np.fromiter((n for n, _ in graph[:cfg.diffusion_trust_k]), np.int64)
     walk = set(page[top].tolist())
     if not walk:
         return 0.0
-    dense = set(page[dense_ids[:cfg.spread_trust_dense_k]].tolist())
+    dense = set(page[dense_ids[:cfg.diffusion_trust_dense_k]].tolist())
     agree = len(walk & dense) / len(walk)
-    floor = min(cfg.spread_trust_floor, cfg.spread_trust_full)
+    floor = min(cfg.diffusion_trust_floor, cfg.diffusion_trust_full)
     if agree <= floor:
         return 0.0
-    return 1.0 if agree >= cfg.spread_trust_full else (agree - floor) / (cfg.spread_trust_full - floor)
+    return 1.0 if agree >= cfg.diffusion_trust_full else (agree - floor) / (cfg.diffusion_trust_full - floor)
 
 
 def fuse_ranks(chunks: list[tuple[int, float]], graph: list[tuple[int, float]], k: int,
@@ -258,7 +258,7 @@ def run_ppr(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact: list[
     top = facts.positions[:cfg.fact_seed_k]
     if top.size:
         s = facts.score[:cfg.fact_seed_k]
-        s = (s - s.min()) / (s.max() - s.min()) if s.max() > s.min() else np.ones_like(s)
+        s = minmax(s)
         for ents in (li.fact_head[top], li.fact_tail[top]):
             for e, w in zip(ents.tolist(), s.tolist()):
                 if e >= 0:
@@ -271,7 +271,7 @@ def run_ppr(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact: list[
     rows, d = dense.of_type("chunk")
     if rows.size:
         d = np.maximum(d, 0.0)
-        d = (d - d.min()) / (d.max() - d.min()) if d.max() > d.min() else np.ones_like(d)
+        d = minmax(d)
         k = cfg.ppr_passage_top_k
         if 0 < k < rows.size:
             # restart mass on the best k passages only (same values, the tail left at 0): a
@@ -289,8 +289,8 @@ def run_ppr(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact: list[
     else:
         scores = ppr_scipy(li.adjacency(), reset, damping=cfg.ppr_damping)
     # as many candidates per type as stage 4's rerankers may read, at least the stage-3 quotas
-    spread = {"chunk": cfg.spread_chunk_k, "code": cfg.spread_code_k, "table": cfg.spread_table_k,
-              "image": cfg.spread_image_k}
+    spread = {"chunk": cfg.diffusion_chunk_k, "code": cfg.diffusion_code_k, "table": cfg.diffusion_table_k,
+              "image": cfg.diffusion_image_k}
     final = {"chunk": cfg.final_chunk_k, "code": cfg.final_code_k, "table": cfg.final_table_k,
              "image": cfg.final_image_k}
     caps = {kind: max(spread[kind], 3 * final[kind], 20, cfg.final_rerank_candidates) for kind in COLLECT}

@@ -24,6 +24,7 @@ import numpy as np
 from ..config import RetrievalConfig
 from ..core import Route
 from ..kernels.graph_arrays import EDGE_TYPE_CODES, NODE_TYPE_CODES, row_entries
+from ..kernels.scaling import minmax
 from .loaded import LoadedIndex
 
 # the base of a candidate stage 2 did not keep: below its last one, so that with the other
@@ -54,8 +55,8 @@ REGISTRY = (
             "the embedder's cut, its code and tables), over the question's best score"),
     Feature("page", "the section's page matches (page -> section)",
             "its page's cosine minus the best candidate page's"),
-    Feature("walk", "the cost-aware diffusion reached it cheaply",
-            "the walk's own score, over its best"),
+    Feature("diffusion", "the cost-aware diffusion reached it cheaply",
+            "the diffusion's own score, over its best"),
     Feature("ppr", "the fact-seeded PPR walk (HippoRAG 2's graph signal) reached it",
             "the PPR score, over its best; 0 without seeds"),
     Feature("evidence", "facts and entities the question names point at it",
@@ -120,7 +121,7 @@ def features(li: LoadedIndex, cfg: RetrievalConfig, cands: np.ndarray, chunks: R
     n = cands.size
     F = np.zeros((n, len(FEATURES)))
     at = {int(c): i for i, c in enumerate(cands.tolist())}
-    base = _minmax(np.asarray(chunks.score, dtype=np.float64))
+    base = minmax(np.asarray(chunks.score, dtype=np.float64))
     F[:, COLUMN["base"]] = OUTSIDE_BASE
     for p, s in zip(chunks.positions.tolist(), base.tolist()):
         if p in at:
@@ -136,7 +137,7 @@ def features(li: LoadedIndex, cfg: RetrievalConfig, cands: np.ndarray, chunks: R
     pages = page[cands]
     pcos = np.where(pages >= 0, dense[np.maximum(pages, 0)], 0.0)
     F[:, COLUMN["page"]] = pcos - pcos.max() if n else 0.0
-    for name, scores in (("walk", walk), ("ppr", ppr)):
+    for name, scores in (("diffusion", walk), ("ppr", ppr)):
         top = max(scores.values(), default=0.0)
         if top > 0:
             F[:, COLUMN[name]] = [scores.get(int(c), 0.0) / top for c in cands.tolist()]
@@ -163,7 +164,7 @@ def bridge_scores(li: LoadedIndex, chunks: Route, top: int,
     "Hong Kong" where the film was made)."""
     rows, _ = li.lexical()
     page = li.page_of()
-    base = _minmax(np.asarray(chunks.score, dtype=np.float64))
+    base = minmax(np.asarray(chunks.score, dtype=np.float64))
     out = np.zeros(rows.size)
     doc_page = page[rows]
     for p, s in zip(chunks.positions[:top].tolist(), base[:top].tolist()):
@@ -259,13 +260,6 @@ def interleave(ranked: list[tuple[int, float]], other: list[int], head: int, eve
         placed.add(nxt)
     out += [n for n, _ in ranked if n not in placed]
     return [(n, score[n]) for n in out]
-
-
-def _minmax(x: np.ndarray) -> np.ndarray:
-    if x.size == 0:
-        return x
-    lo, hi = float(x.min()), float(x.max())
-    return (x - lo) / (hi - lo) if hi > lo else np.ones_like(x)
 
 
 def _linked_pages(li: LoadedIndex, node: int, page: np.ndarray) -> set[int]:

@@ -13,7 +13,7 @@ from ..config import RetrievalConfig, Settings
 from ..core import Route, RetrievalResult, Stage3Result, estimate_tokens, language_of
 from ..embed import embed_text
 from ..errors import DeadlineExceeded, DgragError, EmbeddingMismatch, QueryRejected
-from ..store import Store
+from ..store import NodeRows, Store
 from .confidence import Calibrations, evidence
 from .context import build_references, merge_context
 from .explain import rowid_trace
@@ -62,7 +62,7 @@ class Retriever:
         self.reranker = reranker or make_reranker(settings)
         self._local = threading.local()
         self.calibrations = Calibrations()
-        if settings.retrieval.spread_engine == "jit":
+        if settings.retrieval.diffusion_engine == "jit":
             from ..kernels import diffusion_jit
 
             if diffusion_jit.available():
@@ -122,20 +122,21 @@ class Retriever:
         timing["stage1_recall"] = time.perf_counter() - t
         t = time.perf_counter()
         _in_time(deadline, "recall")
-        routes = self._rerank(li, query, routes, cfg)
+        rows = NodeRows(self._store().con)  # this request's node rows, each read once
+        routes = self._rerank(li, query, routes, cfg, rows)
         timing["stage2_rerank"] = time.perf_counter() - t
         t = time.perf_counter()
         # the diffusion's own budget never outlasts the request's
-        cfg.spread_time_budget_s = min(cfg.spread_time_budget_s, _in_time(deadline, "rerank"))
+        cfg.diffusion_time_budget_s = min(cfg.diffusion_time_budget_s, _in_time(deadline, "rerank"))
         stage3 = self._stage3(li, cfg, qv, routes, exact, query, cos)
-        timing["stage3_spread"] = time.perf_counter() - t
+        timing["stage3_spread"] = time.perf_counter() - t  # the seed API's key for stage 3
         t = time.perf_counter()
         _in_time(deadline, "stage 3")
-        finals = self._final(li, query, stage3, cfg, qv)
+        finals = self._final(li, query, stage3, cfg, qv, rows)
         timing["stage4_final_rerank"] = time.perf_counter() - t
         t = time.perf_counter()
         _in_time(deadline, "the final rerank")
-        refs = build_references(self._store(), li, finals, stage3.paths or {}, _why(stage3, cfg))
+        refs = build_references(rows, li, finals, stage3.paths or {}, _why(stage3, cfg))
         context = merge_context(refs, self.settings)
         timing["stage4_merge"] = time.perf_counter() - t
         answerable, confidence = self.calibrations.get(li, embedder).judge(*evidence(li, qv, query))
@@ -165,11 +166,12 @@ class Retriever:
         routes = {"fact": recall_facts(li, qv, cfg.fact_candidate_k, cfg.fact_ann_breadth),
                   "file": nodes("file", cfg.file_candidate_k), "chunk": nodes("chunk", cfg.chunk_candidate_k)}
         if cfg.method == "dense":  # no graph to reach code / tables / images: recall them directly
-            for kind, k in (("code", cfg.spread_code_k), ("table", cfg.spread_table_k), ("image", cfg.spread_image_k)):
+            for kind, k in (("code", cfg.diffusion_code_k), ("table", cfg.diffusion_table_k), ("image", cfg.diffusion_image_k)):
                 routes[kind] = nodes(kind, k * 4)
         return routes
 
-    def _rerank(self, li: LoadedIndex, query: str, routes: dict[str, Route], cfg: RetrievalConfig) -> dict[str, Route]:
+    def _rerank(self, li: LoadedIndex, query: str, routes: dict[str, Route], cfg: RetrievalConfig,
+                rows: NodeRows) -> dict[str, Route]:
         store = self._store()
         out = {}
         top_k = {"fact": cfg.fact_top_k, "file": cfg.file_top_k, "chunk": cfg.chunk_top_k}
@@ -180,7 +182,7 @@ class Retriever:
                     out[kind] = route.top(top_k[kind])
                     continue
             else:
-                nodes = {n["rowid"]: n for n in store.nodes.by_rowids(route.rowids(li))}
+                nodes = rows.get(route.rowids(li))
                 texts = [embed_text(nodes[r], 1000) if r in nodes else "" for r in route.rowids(li)]
             out[kind] = rerank(route, query, texts, self.reranker, top_k.get(kind, route.size))
         return out
@@ -193,30 +195,30 @@ class Retriever:
         return run_diffusion(li, cfg, qv, routes, exact, query, cos)
 
     def _final(self, li, query: str, stage3: Stage3Result, cfg: RetrievalConfig,
-               qv: np.ndarray) -> dict[str, list[tuple[int, float]]]:
+               qv: np.ndarray, rows: NodeRows) -> dict[str, list[tuple[int, float]]]:
         quotas = {"chunk": cfg.final_chunk_k, "code": cfg.final_code_k, "table": cfg.final_table_k,
                   "image": cfg.final_image_k}
         finals = {}
         for kind in COLLECT:
             ranked = stage3.ranked.get(kind, [])
             if cfg.final_rerank_backend == "cross-encoder" and ranked:
-                ranked = self._cross_rerank(li, query, ranked[:max(quotas[kind] * 3, 20)])
+                ranked = self._cross_rerank(li, query, ranked[:max(quotas[kind] * 3, 20)], rows)
             elif cfg.final_rerank_backend == "llm" and ranked and kind == "chunk":
-                ranked = self._llm_rerank(li, query, ranked[:cfg.final_rerank_candidates])
+                ranked = self._llm_rerank(li, query, ranked[:cfg.final_rerank_candidates], rows)
             finals[kind] = ranked[:quotas[kind]]
         return earn_their_slot(li, qv, finals, cfg)
 
-    def _cross_rerank(self, li, query, ranked):
+    def _cross_rerank(self, li, query, ranked, rows: NodeRows):
         from ..backends.rerankers import make_reranker
 
         rr = make_reranker(self.settings, "cross-encoder")
-        nodes = {n["rowid"]: n for n in self._store().nodes.by_rowids(li.rowids[[i for i, _ in ranked]].tolist())}
+        nodes = rows.get(li.rowids[[i for i, _ in ranked]].tolist())
         texts = [embed_text(nodes.get(int(li.rowids[i]), {"type": "x", "text": ""}), 1000) for i, _ in ranked]
         scores = rr.score(query, texts, np.array([s for _, s in ranked]))
         order = np.argsort(-scores, kind="stable")
         return [(ranked[i][0], float(scores[i])) for i in order]
 
-    def _llm_rerank(self, li, query: str, ranked):
+    def _llm_rerank(self, li, query: str, ranked, rows: NodeRows):
         """The seed's final rerank by an LLM: numbered candidates in, {"ranking": [...]} out.
         Without an LLM, or on a failed call, the stage-3 order stands."""
         from ..backends.chat import chat_llm
@@ -226,7 +228,7 @@ class Retriever:
         llm = chat_llm(self.settings)
         if llm is None:
             return ranked
-        nodes = {n["rowid"]: n for n in self._store().nodes.by_rowids(li.rowids[[i for i, _ in ranked]].tolist())}
+        nodes = rows.get(li.rowids[[i for i, _ in ranked]].tolist())
         lines = [f"[{k}] {embed_text(nodes[int(li.rowids[i])], 400)}" for k, (i, _) in enumerate(ranked)
                  if int(li.rowids[i]) in nodes]
         prompt = render("final_rerank", language_of(query), question=query, candidates="\n".join(lines))

@@ -7,10 +7,12 @@ import numpy as np
 from ..core import Route
 from ..enrich.heuristic_openie import normalize_entity
 from ..kernels.knn import topk
+from ..kernels.scaling import onto
+from ..kernels.tokens import IDEOGRAPH, IDEOGRAPHS
 from . import fact_ann
 from .loaded import LoadedIndex, QueryCosines
 
-_TERM = re.compile(r"@?[A-Za-z_][\w.\-]*(?:\(\))?|[\u3400-\u9fff\uf900-\ufaff]+")
+_TERM = re.compile(f"@?[A-Za-z_][\\w.\\-]*(?:\\(\\))?|[{IDEOGRAPHS}]+")
 
 
 def recall_nodes(li: LoadedIndex, qv: np.ndarray, kind: str, k: int, cos: QueryCosines | None = None) -> Route:
@@ -48,7 +50,7 @@ def query_terms(query: str) -> list[str]:
     terms: list[str] = []
     tokens = _TERM.findall(query)
     for i, tok in enumerate(tokens):
-        if re.match(r"[\u3400-\u9fff]", tok):
+        if IDEOGRAPH.match(tok):
             n = len(tok)
             terms += [tok[a:b] for a in range(n) for b in range(a + 2, min(n, a + 12) + 1)]
             continue
@@ -86,8 +88,4 @@ def on_cosine_scale(route: Route) -> np.ndarray:
     reached through the graph (scored by cosine) compare on one scale."""
     if route.positions.size == 0:
         return np.zeros(0)
-    lo, hi = float(route.cosine.min()), float(route.cosine.max())
-    s = route.score
-    span = float(s.max() - s.min())
-    unit = (s - s.min()) / span if span > 0 else np.ones_like(s)
-    return lo + (hi - lo) * unit
+    return onto(route.score, float(route.cosine.min()), float(route.cosine.max()))

@@ -47,9 +47,17 @@ class Answering:
             raise ConfigError("retrieval_config must be an object")
         return query, self.settings.retrieval.merged(config)
 
-    def retrieve(self, query: str, config: dict | RetrievalConfig | None = None) -> dict:
+    def admit(self, query, config: dict | RetrievalConfig | None = None) -> tuple[str, RetrievalConfig]:
+        """A request let in, in the one order every route keeps: its values checked first
+        (`check_request`: a bad query is a 422 even during the first build), then the index's
+        readiness (IndexNotReady, a 503). What it returns passes down unchecked."""
+        query, config = self.check_request(query, config)
         self.ready()
-        return self.retriever.retrieve(*self.check_request(query, config))
+        return query, config
+
+    def retrieve(self, query: str, config: dict | RetrievalConfig | None = None) -> dict:
+        query, config = self.admit(query, config)  # before the retriever: it loads the index
+        return self.retriever.retrieve(query, config)
 
     def answerer(self, use_llm: bool = True):
         from ..answer import Answerer
@@ -60,10 +68,15 @@ class Answering:
                     use_llm: bool = True, config: dict | RetrievalConfig | None = None,
                     cancel: threading.Event | None = None) -> Iterator[dict]:
         """The answer's events (dgrag.answer); `cancel` set: it stops at its next step."""
-        query, config = self.check_request(query, config)
-        self.ready()
+        query, config = self.admit(query, config)
+        yield from self._answer(query, history, use_rag, use_llm, config, cancel)
+
+    def _answer(self, query: str, history: list[dict] | None, use_rag: bool, use_llm: bool,
+                config: RetrievalConfig, cancel: threading.Event | None) -> Iterator[dict]:
+        """An admitted request's answer events; every answer (REST, stream, /v1, MCP, UI) names
+        the docs it came from."""
         for ev in self.answerer(use_llm).chat(query, history or [], config, use_rag=use_rag, cancel=cancel):
-            if ev["type"] == "done":  # every answer (REST, stream, /v1, MCP, UI) names the docs it came from
+            if ev["type"] == "done":
                 ev = {**ev, "meta": {**ev.get("meta", {}), "docs_version": self.index.docs_version()}}
             yield ev
 
@@ -72,9 +85,9 @@ class Answering:
         """The seed's /chat response, plus `meta` (the agent's rounds, citations, tokens, images);
         `cancel` set: Cancelled at the answer's next step."""
         t0 = time.perf_counter()
-        query, config = self.check_request(query, config)  # the response echoes the query as answered
+        query, config = self.admit(query, config)  # the response echoes the query as answered
         results, answer, meta = [], "", {}
-        for ev in self.chat_events(query, history, use_rag, use_llm, config, cancel=cancel):
+        for ev in self._answer(query, history, use_rag, use_llm, config, cancel):
             if ev["type"] == "retrieval":
                 results.append(ev["result"])
             elif ev["type"] == "done":

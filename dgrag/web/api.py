@@ -113,7 +113,8 @@ class Timing(BaseModel):
     stage1_query_embedding: float = Field(0.0, description="embedding the query")
     stage1_recall: float = Field(0.0, description="vector recall on the fact, file and chunk routes, exact entity names")
     stage2_rerank: float = 0.0
-    stage3_spread: float = 0.0
+    stage3_spread: float = Field(0.0, description="stage 3 (the diffusion, ppr or dense): the seed API's name for it, "
+                                                   "kept for its clients")
     stage4_final_rerank: float = 0.0
     stage4_merge: float = 0.0
     rag_total: float = 0.0
@@ -245,7 +246,7 @@ def build_api(served: Service | Indexes):
     def chat_stream(body: ChatRequest):
         # refused with a status, not mid-stream; the checked values pass down unchecked
         chosen = indexes.get(body.index)
-        query, config = chosen.check_request(body.query, body.retrieval_config)
+        query, config = chosen.admit(body.query, body.retrieval_config)
         history = _history(body)
 
         def produce(cancel):  # in a worker thread; the client leaving sets `cancel` (leaving.py)

@@ -100,8 +100,7 @@ class Completion:
         self.model = body.model
         question, self.history = split_messages(body.messages)
         # checked here, before a stream starts: a refusal is a status, not an event
-        self.query, self.config = self.service.check_request(question, body.retrieval_config)
-        self.service.ready()
+        self.query, self.config = self.service.admit(question, body.retrieval_config)
         self.use_llm = body.use_llm
         self.id = f"chatcmpl-{uuid.uuid4().hex[:24]}"
         self.created = int(time.time())

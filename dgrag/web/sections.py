@@ -31,8 +31,7 @@ def search_sections(service: Service, query: str, max_tokens: int = 4000, sectio
     max_tokens, sections = check_budget(max_tokens, sections)
     overrides = {"final_chunk_k": sections, "final_code_k": sections, "final_table_k": sections,
                  "final_image_k": 0, **(retrieval_config or {})}
-    query, config = service.check_request(query, overrides)
-    service.ready()
+    query, config = service.admit(query, overrides)
     result = service.retriever.search(query, config)
     media = [*result.references["codes"], *result.references["tables"]]
     out, used, left_out = [], 0, 0

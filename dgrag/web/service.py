@@ -76,6 +76,7 @@ class Service:
     # the answers (answering.py)
     retriever = _Part("answers")
     check_request = _Part("answers")
+    admit = _Part("answers")
     retrieve = _Part("answers")
     answerer = _Part("answers")
     chat_events = _Part("answers")
