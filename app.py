@@ -1,9 +1,10 @@
 """dgrag app: the Gradio UI and the REST API on one server (the Hugging Face Spaces entry point).
 
 A thin shim over `dgrag.web.server`, which `dgrag serve` runs too. `demo` (the Gradio Blocks) and
-`app` (FastAPI with /chat, /retrieve, /health, /chat/stream, /images/{sha}, the MCP tools at /mcp,
-the OpenAI-compatible /v1, and the UI mounted at /) are built at import, with no other side
-effect: the index is built (if absent) and loaded when the server starts.
+`app` (FastAPI with /chat, /retrieve, /health, /chat/stream, /feedback, /widget.js, /images/{sha}, the
+MCP tools at /mcp, the OpenAI-compatible /v1, and the UI mounted at /) are built at import, with no
+other side effect: the index is built (if absent) and loaded when the server starts. Questions asked
+and their answers are logged (DGRAG_LOG_QUESTIONS, 90 days by default: DGRAG_LOG_RETENTION_DAYS).
 Run: python app.py [--host 0.0.0.0] [--port 7860]   (DGRAG_DB_PATH names the index file or a folder
 of them; DGRAG_MORE_DB_PATHS adds more)
 """

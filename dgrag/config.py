@@ -403,6 +403,20 @@ class Settings:
     # requests one client has open at once (a half-sent body is one), counted by the rate limit's
     # client key (behind a proxy, the forwarded address); another is a 429 at once; 0 = no bound
     max_connections_per_client: int = 32
+    ## Question log, feedback and the widget
+    # record every answer given (chat, widget, REST, /v1, MCP): the question, its language, the
+    # retrieved section ids, the confidence, whether the docs seemed to cover it, the answer; the
+    # gap report reads it. Off: feedback still stores the answer it names (held in memory, bounded)
+    log_questions: bool = True
+    log_retention_days: int = 90  # logged answers and their feedback older than this are deleted (at start, then daily); 0 = kept
+    # where the log goes: "" = the index file itself where it is writable, else "<index>.asked.db"
+    # beside it; a path: that file (the same schema). With several index files served, each but the
+    # first logs to "<log_db stem>-<index name>.db"
+    log_db: str = ""
+    # the web pages allowed to call the app from a browser (the widget, /chat/stream, /feedback), as
+    # comma-separated origins, e.g. "https://docs.example.com, http://localhost:8000"; "*" = any; "" =
+    # none (the app's own pages only); a request from another origin is refused (403)
+    widget_origins: str = ""
     ## Freshness: `dgrag sync`, `dgrag watch` and the sync schedule of `dgrag serve`
     # the docs' git repository (a URL, or a path on this machine) that `dgrag serve` syncs into its
     # index every `sync_every` seconds, e.g. "https://github.com/arkui-x/docs"; "" = no schedule

@@ -61,6 +61,14 @@ class IndexNotReady(DgragError):
     """The index is being built and has no page ready yet (the first start's first batch)."""
 
 
+class UnknownAnswer(DgragError):
+    """Feedback names an answer id that no log holds (never given, pruned, or forgotten)."""
+
+
+class LogUnavailable(DgragError):
+    """The question log cannot be written (no writable file for it) or did not answer in time."""
+
+
 class Cancelled(DgragError):
     """The caller cancelled the work (Ctrl-C in `dgrag chat`, Stop in the app) before it ended.
     Not an LLMError: a cancelled call is not retried, nor answered from the offline path."""

@@ -1,6 +1,7 @@
 """`dgrag gaps`: the gap report from the question log in the index file (workflows/gaps.py)."""
 from __future__ import annotations
 
+import contextlib
 import sys
 
 from .common import require_index, settings_for
@@ -14,7 +15,12 @@ def cmd_gaps(args) -> int:
 
     settings = settings_for(args)
     since = since_date(args.since or "")
-    with Store(require_index(settings.db_path), readonly=True) as store:  # a report writes nothing
+    from ..web.asklog import log_path
+
+    side, _ = log_path(settings)  # the question log where it is not the index file (log_db, a side file)
+    side = side if side is not None and side != settings.db_path and side.exists() else None
+    with Store(require_index(settings.db_path), readonly=True) as store, \
+            (Store(side, readonly=True) if side is not None else contextlib.nullcontext()) as log:  # writes nothing
         if args.translations:
             from ..answer.translations import translation_gaps
             from ..workflows.gaps import GapReport
@@ -22,7 +28,7 @@ def cmd_gaps(args) -> int:
             report = GapReport(since, "", 0, 0, 0, 0, translations=translation_gaps(store))
         else:
             embedder = embedder_for_store(settings, store)  # the batch engine: a log is many questions
-            report = gap_report(store, embedder, since)
+            report = gap_report(store, embedder, since, log=log)
         text = render(report, args.format, translations_only=args.translations)
     sys.stdout.write(text)
     return 0

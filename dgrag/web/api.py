@@ -162,6 +162,7 @@ class ChatResponse(BaseModel):
     confidence: float | None = Field(None, description="0..1; 0.5 at the index's calibrated threshold")
     components: list[dict[str, Any]] = Field(default_factory=list, description=(
         "the answer as components: answer card, code, table, image, sources, followups (docs/api.md)"))
+    answer_id: str | None = Field(None, description="this answer's id, for POST /feedback")
 
 
 class IndexInfo(BaseModel):
@@ -204,10 +205,10 @@ _ERRORS = {413: {"model": ErrorBody, "description": "body larger than max_body_b
 def build_api(served: Service | Indexes):
     """The REST API over one service or several indexes, with the MCP tools (/mcp) and the
     OpenAI-compatible routes (/v1)."""
-    from fastapi import FastAPI
+    from fastapi import FastAPI, Header
     from fastapi.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
 
-    from . import mcp_tools, openai_compat
+    from . import feedback, mcp_tools, openai_compat, widget
 
     indexes = served if isinstance(served, Indexes) else Indexes.of(served)
     service = indexes.service
@@ -217,8 +218,10 @@ def build_api(served: Service | Indexes):
     settings = service.settings
     limiter = make_limiter(service)
     app.add_middleware(BoundedRequests, max_bytes=settings.max_body_bytes, limiter=limiter)
-    app.add_middleware(PerClient, requests=settings.max_connections_per_client,  # outermost: counts every request
+    app.add_middleware(PerClient, requests=settings.max_connections_per_client,  # counts every request
                        answers=settings.max_answers_per_client if limiter is not None else 0)
+    # outermost: another site's page is refused before it costs anything, and a 429 carries CORS
+    app.add_middleware(widget.WidgetCors, origins=settings.widget_origins)
 
     _error_handlers(app)
 
@@ -243,14 +246,16 @@ def build_api(served: Service | Indexes):
                                                "description": "NDJSON events: references (per search), round "
                                                               "(with an LLM), text deltas, done (timing, "
                                                               "llm_response, meta), or error"}, **_ERRORS})
-    def chat_stream(body: ChatRequest):
+    def chat_stream(body: ChatRequest, x_dgrag_channel: str | None = Header(None, include_in_schema=False)):
         # refused with a status, not mid-stream; the checked values pass down unchecked
         chosen = indexes.get(body.index)
         query, config = chosen.admit(body.query, body.retrieval_config)
         history = _history(body)
+        channel = widget.channel_of(x_dgrag_channel, "rest")
 
         def produce(cancel):  # in a worker thread; the client leaving sets `cancel` (leaving.py)
-            return _ndjson(query, chosen.chat_events(query, history, body.use_rag, body.use_llm, config, cancel=cancel))
+            return _ndjson(query, chosen.chat_events(query, history, body.use_rag, body.use_llm, config, cancel=cancel,
+                                                     channel=channel))
 
         return StreamingResponse(until_gone(produce), media_type="application/x-ndjson")
 
@@ -267,6 +272,8 @@ def build_api(served: Service | Indexes):
         return Response(data, media_type=mime, headers={"Cache-Control": "public, max-age=86400",
                                                         "X-Content-Type-Options": "nosniff"})
 
+    feedback.add_route(app, indexes, _ERRORS)
+    widget.add_route(app)
     mcp_tools.mount(app, mcp)
     openai_compat.add_routes(app, indexes)
     return app
@@ -334,7 +341,7 @@ def _ndjson(query: str, events):
             elif ev["type"] == "done":
                 final = chat_to_api(query, results, ev["answer"], time.perf_counter() - t0)
                 yield json.dumps({"type": "done", "timing": final["timing"], "llm_response": ev["answer"],
-                                  "meta": ev.get("meta", {}), **judged(results),
+                                  "answer_id": ev.get("answer_id"), "meta": ev.get("meta", {}), **judged(results),
                                   "components": ev.get("meta", {}).get("components", [])},
                                  ensure_ascii=False) + "\n"
     except DgragError as exc:
@@ -344,7 +351,7 @@ def _ndjson(query: str, events):
 # ---- bounded requests: body size and per-client rate ------------------------------------------
 # the calls that do work: the REST answers (bodies up to max_body_bytes) and the UI's events
 # (bodies carry the whole conversation: up to UI_BODY_BYTES); uploads have their own limit
-_WORK_PATHS = ("/retrieve", "/chat", "/chat/stream", "/v1/chat/completions", "/mcp")
+_WORK_PATHS = ("/retrieve", "/chat", "/chat/stream", "/v1/chat/completions", "/mcp", "/feedback")
 _UI_PREFIX = "/gradio_api/"
 _UI_EXEMPT = ("/gradio_api/upload",)
 UI_BODY_BYTES = 4 * 1024 * 1024

@@ -7,7 +7,7 @@ import ipaddress
 import json
 
 from ..errors import (AccessDenied, ConfigError, DeadlineExceeded, DgragError, IndexFileError, IndexNotReady,
-                      RequestTooLarge)
+                      LogUnavailable, RequestTooLarge, UnknownAnswer)
 
 
 def _status(exc: DgragError) -> int:
@@ -19,7 +19,9 @@ def _status(exc: DgragError) -> int:
         return 413
     if isinstance(exc, DeadlineExceeded):
         return 504
-    if isinstance(exc, (IndexFileError, IndexNotReady)):
+    if isinstance(exc, UnknownAnswer):
+        return 404
+    if isinstance(exc, (IndexFileError, IndexNotReady, LogUnavailable)):
         return 503
     return 400
 

@@ -20,6 +20,7 @@ from ..backends.embedder_cpu import lower_priority
 from ..config import Settings
 from ..errors import AccessDenied, ConfigError, DgragError, IndexFileError, SyncError
 from ..workflows import Job, Writer
+from .asklog import QuestionLog
 
 
 class IndexKeeper:
@@ -30,6 +31,9 @@ class IndexKeeper:
         self.handle = IndexHandle(settings.db_path, settings)
         self.writer = Writer(after=self.handle.reload)  # one writer; readers see each commit after a reload
         self._described: tuple[tuple, dict] | None = None  # (the file's state, its description)
+        # every answer given and the feedback on it, in the index file (or beside it): answering.py
+        # writes to it, and a file opened in its place moves under its lock
+        self.log = QuestionLog(settings)
 
     @property
     def job(self) -> Job | None:
@@ -170,7 +174,7 @@ class IndexKeeper:
             st.check_embedder(emb.model_id, emb.dim)
             stats = st.stats()
         target = Path(self.settings.db_path)
-        with self.write_lock:
+        with self.write_lock, self.log.file_lock:  # the question log writes to no file while it moves
             staged = target.with_suffix(".incoming.db")
             shutil.copyfile(uploaded, staged)
             if target.exists():

@@ -13,6 +13,7 @@ from typing import Iterator
 
 from ..config import Settings
 from ..errors import ConfigError
+from .asklog import per_index
 from .service import Service
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -73,7 +74,8 @@ class Indexes:
             if name in services:
                 raise ConfigError(f"two index files are named {name!r} ({services[name].settings.db_path} and "
                                   f"{path}); rename one: requests pick an index by name")
-            services[name] = Service(dataclasses.replace(settings, db_path=path, more_db_paths=""))
+            own = per_index(settings, name, first=not services)  # one question log per index
+            services[name] = Service(dataclasses.replace(own, db_path=path, more_db_paths=""))
         return cls(services)
 
     @classmethod

@@ -3,6 +3,7 @@ translation gaps, as `dgrag gaps` writes them. The log holds what people asked, 
 needs the admin secret where the app has one (a read-only public demo)."""
 from __future__ import annotations
 
+import contextlib
 import tempfile
 from pathlib import Path
 
@@ -18,9 +19,12 @@ def report_text(service: Service, secret: str, since: str, fmt: str) -> tuple[st
     from ..workflows.gaps_render import render
 
     service.check_admin(secret)
-    with Store(service.settings.db_path, readonly=True) as store:
+    service.log.flush()  # the answers given so far are in the file
+    side = service.log.path if service.log.path not in (None, service.settings.db_path) else None
+    with Store(service.settings.db_path, readonly=True) as store, \
+            (Store(side, readonly=True) if side is not None and side.exists() else contextlib.nullcontext()) as log:
         # the batch engine, not the questions' lane (which waits a request's timeout at most)
-        report = gap_report(store, embedder_for_store(service.settings, store), since_date(since))
+        report = gap_report(store, embedder_for_store(service.settings, store), since_date(since), log=log)
     md = render(report, "md")
     if fmt == "md":
         return md, None

@@ -91,10 +91,12 @@ def _read_tools(server, indexes: Indexes) -> None:
             ) -> dict[str, Any]:
         """Ask the docs: the server's agent searches and writes a Markdown answer citing [n] with a
         numbered list of source links; with no LLM configured, the sentences of the docs that answer,
-        cited. `answerable` false: the docs do not seem to cover the question."""
+        cited. `answerable` false: the docs do not seem to cover the question. `answer_id` names the
+        answer for POST /feedback."""
         svc = _call(indexes.get, index)
-        out = _call(svc.chat, question, use_llm=use_llm, cancel=LEAVING.get())  # the client leaving stops it
+        out = _call(svc.chat, question, use_llm=use_llm, cancel=LEAVING.get(), channel="mcp")  # leaving stops it
         return {"index": indexes.name_of(svc), "answer": out["llm_response"], "llm": bool(out["meta"].get("llm")),
+                "answer_id": out.get("answer_id"),
                 "answerable": out.get("answerable"), "confidence": out.get("confidence"),
                 "components": out.get("components", []), "references": out["references"][:50],
                 "docs_version": out["meta"].get("docs_version")}

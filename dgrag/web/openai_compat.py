@@ -106,7 +106,9 @@ class Completion:
         self.created = int(time.time())
 
     def events(self, cancel=None):
-        return self.service.chat_events(self.query, self.history, True, self.use_llm, self.config, cancel=cancel)
+        # the completion's id is the answer's: a client sends it to POST /feedback
+        return self.service.chat_events(self.query, self.history, True, self.use_llm, self.config, cancel=cancel,
+                                        channel="v1", answer_id=self.id)
 
     def _chunk(self, delta: dict, finish: str | None = None, **extra) -> str:
         obj = {"id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": self.model,

@@ -2,8 +2,8 @@
 (the Spaces entry point, a thin shim over this module) run the same thing.
 
 `build_app` makes the services (one per index file), the Gradio Blocks and the FastAPI app
-(with /chat, /retrieve, /health, /chat/stream, /images/{sha}, the MCP tools at /mcp, the
-OpenAI-compatible /v1 routes, and the UI mounted at /) with no other side effect; `serve` starts
+(with /chat, /retrieve, /health, /chat/stream, /feedback, /widget.js, /images/{sha}, the MCP tools
+at /mcp, the OpenAI-compatible /v1 routes, and the UI mounted at /) with no other side effect; `serve` starts
 the sync schedule if one is set, builds the demo index if asked and absent, loads the indexes,
 then runs uvicorn.
 """
@@ -63,6 +63,11 @@ def serve(built: App, host: str | None = None, port: int | None = None, build_de
                   file=sys.stderr)
             svc.retriever  # noqa: B018 - load the embedder and compile the kernels now, not at the first question
     service.retriever  # noqa: B018
+    for name, svc in built.indexes or [("", service)]:
+        svc.log.start()  # the question log's retention period: pruned now, then daily
+        log = svc.log.describe()
+        where = f"logged to {log['file']}" if log["log_questions"] and log["file"] else "not logged"
+        print(f"index {name}: questions {where} ({log['where']}; feedback stored there)", file=sys.stderr)
     print(f"serving on http://{host}:{port}/", file=sys.stderr, flush=True)
     # on SIGTERM, requests in flight get shutdown_timeout_s, then the server exits
     run_server(built.app, host, port, settings)

@@ -60,6 +60,7 @@ class Service:
     enrich = _Part("index")
     snapshot = _Part("index")
     open_index = _Part("index")
+    log = _Part("index")
 
     # the batched builds: the first start's, a folder from the Index tab (builds.py)
     build = _Part("builds")
@@ -92,6 +93,7 @@ class Service:
                "rerank_backend": s.rerank_backend, "llm_configured": s.llm_configured,
                "job": None if self.job is None else {"name": self.job.name, "done": self.job.done},
                "build": None if build is None else build.status().as_dict(),
+               "question_log": self.log.describe(),
                "limits": {"max_query_chars": s.max_query_chars, "max_query_tokens": s.max_query_tokens,
                           "max_body_bytes": s.max_body_bytes, "request_timeout_s": s.request_timeout_s}}
         if out["index_exists"]:

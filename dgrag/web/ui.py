@@ -18,6 +18,7 @@ from .index_keeper import safe_extract_zip
 from .indexes import Indexes
 from .insights import insights_tab
 from .service import Service
+from .ui_feedback import feedback_controls
 
 SETTINGS_SLIDERS = [  # (parameter, minimum, maximum, step)
     ("final_chunk_k", 1, 30, 1), ("final_code_k", 0, 10, 1), ("final_table_k", 0, 10, 1),
@@ -138,6 +139,7 @@ def _chat_tab(gr, chooser: Chooser) -> None:
         send = gr.Button("Send", variant="primary", scale=1, elem_id="send")
         stop = gr.Button("Stop", variant="stop", scale=0, min_width=80, elem_id="stop")
         retry = gr.Button("Retry", scale=0, min_width=80, elem_id="retry")
+    answer_ids = feedback_controls(gr, chatbot, chooser.indexes)  # thumbs and a comment on each answer
     with gr.Row():
         retrieval_only = gr.Checkbox(label="Retrieval only (no LLM)", value=False, elem_id="retrieval-only")
         method = gr.Radio(METHODS, value="diffusion", label="Method", elem_id="method")
@@ -157,9 +159,9 @@ def _chat_tab(gr, chooser: Chooser) -> None:
         why_text = gr.Markdown(elem_id="why-text", latex_delimiters=NO_LATEX)
         why_plot = gr.Plot(show_label=False, elem_id="why-plot")
 
-    # the State output stays out of the /chat API, whose outputs are (conversation, references, box)
-    inputs = [box, chatbot, retrieval_only, method, *sliders, *chooser.inputs]
-    outputs = [chatbot, refs, box, asked]
+    # the States stay out of the /chat API, whose outputs are (conversation, references, box)
+    inputs = [box, chatbot, answer_ids, retrieval_only, method, *sliders, *chooser.inputs]
+    outputs = [chatbot, refs, box, asked, answer_ids]
     respond = _responder(chooser)
     asking = [send.click(respond, inputs, outputs, concurrency_limit=8, api_name="chat"),
               box.submit(respond, inputs, outputs, concurrency_limit=8, api_name=False),
@@ -177,7 +179,7 @@ def _responder(chooser: Chooser):
     searches for the why-selector."""
     import gradio as gr
 
-    def respond(message, history, only, meth, *values):
+    def respond(message, history, answer_ids, only, meth, *values):
         try:
             service, values = chooser.split(values)
         except DgragError as exc:
@@ -188,11 +190,12 @@ def _responder(chooser: Chooser):
         past = [{"role": m["role"], "content": _text_of(m["content"])} for m in history]
         history += [{"role": "user", "content": message}, {"role": "assistant", "content": ""}]
         answer, found, rounds, config = "", [], [], _overrides(meth, values)
-        running = Running(lambda cancel: service.chat_events(message, past, True, not only, config, cancel=cancel))
+        running = Running(lambda cancel: service.chat_events(message, past, True, not only, config, cancel=cancel,
+                                                             channel="chat"))
         try:
             for ev in running.events(idle_s=IDLE_S):
                 if ev is None:  # the model is silent: a value that changes nothing, so Stop can close us
-                    yield gr.skip(), gr.skip(), gr.skip(), gr.skip()
+                    yield gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip()
                     continue
                 if ev["type"] == "retrieval":
                     found.append(ev["result"].to_api())
@@ -200,13 +203,16 @@ def _responder(chooser: Chooser):
                     rounds.append(ev)
                 elif ev["type"] == "text":
                     answer += ev["text"]
+                elif ev["type"] == "done":  # the thumbs under this message name this answer
+                    answer_ids = {**(answer_ids or {}), str(len(history) - 1): ev["answer_id"]}
                 # at the end, the answer's components under it (code, table, images, sources, follow-ups)
                 extra = "\n\n".join(images_md(r) for r in found)
                 if ev["type"] == "done" and ev.get("meta", {}).get("components"):
                     extra = components_md(ev["meta"]["components"], language_of(message))
                 history[-1]["content"] = (searches_md(rounds) + answer
                                           + ("\n\n" + extra if extra and ev["type"] == "done" else ""))
-                yield history, "\n\n".join(references_md(r) for r in found), "", gr.skip()
+                yield (history, "\n\n".join(references_md(r) for r in found), "", gr.skip(),
+                       answer_ids if ev["type"] == "done" else gr.skip())  # the thumbs work once the answer is whole
         except Exception as exc:  # noqa: BLE001
             raise _err(exc) from None
         finally:  # Stop closes this generator: the answer stops too (a no-op once it ended)
@@ -214,7 +220,7 @@ def _responder(chooser: Chooser):
         # the last values again, not gr.skip(): an API client reads its result from this one
         name = chooser.indexes.name_of(service)
         yield history, "\n\n".join(references_md(r) for r in found), "", {
-            it_id: [label, r["query"], config, name] for r in found for label, it_id in _choices([r])}
+            it_id: [label, r["query"], config, name] for r in found for label, it_id in _choices([r])}, answer_ids
 
     return respond
 

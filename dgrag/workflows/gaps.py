@@ -256,9 +256,10 @@ def _clusters(rows: list[dict], vecs: np.ndarray, centre: np.ndarray, sections: 
 
 
 def gap_report(store, embedder, since: str = "", *, threshold: float = LINK_COSINE,
-               translations: bool = True, topics: int = TOPICS) -> GapReport:
-    """The report over the questions asked at or after `since` (ISO; '' for all)."""
-    rows = store.asked.asked_since(since)
+               translations: bool = True, topics: int = TOPICS, log=None) -> GapReport:
+    """The report over the questions asked at or after `since` (ISO; '' for all). `log`: the Store
+    holding the question log where it is not the index file (`log_db`, a read-only index's side file)."""
+    rows = (log if log is not None else store).asked.asked_since(since)
     for r in rows:
         r["_why"] = why_failed(r)
     recent = rows[-MAX_QUESTIONS:]
