@@ -87,25 +87,23 @@ def method_list(text: str) -> list[str]:
     return parts
 
 
-def positive_int(text: str) -> int:
+def _positive(text: str, cast, expected: str):
     try:
-        value = int(text)
+        value = cast(text)
     except ValueError:
         value = 0
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}")
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected {expected}, not {text!r}")
     return value
+
+
+def positive_int(text: str) -> int:
+    return _positive(text, int, "a positive integer")
 
 
 def positive_float(text: str) -> float:
     """Seconds and the like: a finite number above 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a number above 0, such as 0.5 or 60, not {text!r}")
-    return value
+    return _positive(text, float, "a number above 0, such as 0.5 or 60")
 
 
 def port_number(text: str) -> int:
