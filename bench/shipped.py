@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> dict:
     import publish_snapshot
 
     from dgrag.store import Store
-    from dgrag.web.service import demo_docs
+    from dgrag.web.builds import demo_docs
     from dgrag.workflows.shipped import stamp
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -72,7 +72,7 @@ def upload(out: Path, repo: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from dgrag.web.service import demo_docs
+    from dgrag.web.builds import demo_docs
     from dgrag.workflows.shipped import stamp
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

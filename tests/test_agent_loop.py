@@ -62,7 +62,7 @@ def live_api(fixture_index, embedder, openai_server_factory):
 
     server = openai_server_factory(two_searches)
     service = Service(_settings(fixture_index, server))
-    service._retriever = RecordingRetriever(service.settings, service.handle, embedder=embedder)
+    service.answers._retriever = RecordingRetriever(service.settings, service.handle, embedder=embedder)
     port = free_port()
     web = uvicorn.Server(uvicorn.Config(build_api(service), host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=web.run, daemon=True)
@@ -70,7 +70,7 @@ def live_api(fixture_index, embedder, openai_server_factory):
     deadline = time.time() + 30
     while not web.started and time.time() < deadline:
         time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}", service._retriever, server
+    yield f"http://127.0.0.1:{port}", service.retriever, server
     web.should_exit = True
     thread.join(timeout=10)
 

@@ -21,7 +21,8 @@ from dgrag.config import Settings
 from dgrag.errors import AccessDenied, EmbeddingMismatch, IndexFileError, SchemaTooNew
 from dgrag.ingest.markdown import parse_page
 from dgrag.ingest.pipeline import index_folder
-from dgrag.web.service import Service, safe_extract_zip
+from dgrag.web.index_keeper import safe_extract_zip
+from dgrag.web.service import Service
 from dgrag.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -127,7 +127,7 @@ class Indexes:
                                                          "error": svc.job.error or None}}
             if row["exists"]:
                 try:
-                    info = svc._description()
+                    info = svc.description()
                     row.update(embedding_model=info.get("embedding_model"), docs_root=info.get("docs_root"))
                 except Exception as exc:  # noqa: BLE001 - one unreadable file must not hide the others
                     row["error"] = str(exc)[:200]

@@ -122,7 +122,7 @@ def _admin_tools(server, indexes: Indexes) -> None:
         _call(svc.check_admin, secret)  # refusals answer now; the job itself runs in a thread of its own
         if svc.job is not None and not svc.job.done:
             raise ToolError(f"a job is running on this index ({svc.job.name}); try again when it is done")
-        docs = Path(folder or svc.settings.docs_root or svc._description().get("docs_root") or "")
+        docs = Path(folder or svc.settings.docs_root or svc.description().get("docs_root") or "")
         if not docs.is_dir():
             raise ToolError(f"not a folder on the server: {docs}")
         threading.Thread(target=_quietly, args=(svc.index_docs, docs, svc.settings.url_template, secret),
@@ -181,12 +181,12 @@ class McpEndpoint:
 
     async def __call__(self, scope, receive, send):
         from .http import _send_error
-        from .service import _same
+        from .index_keeper import same_secret
 
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or []}
         given = secret_of(headers)
         if given and self.secret:
-            if not _same(given, self.secret):
+            if not same_secret(given, self.secret):
                 return await _send_error(send, 403, str(AccessDenied("wrong admin secret")), "AccessDenied")
             return await self.apps["admin"](scope, receive, send)
         return await self.apps["public"](scope, receive, send)

@@ -12,10 +12,12 @@ from ..answer.running import Running
 from ..core import language_of
 from ..config import RetrievalConfig
 from ..errors import DgragError
+from .builds import demo_docs
 from .chat_md import KINDS, images_md, references_md, searches_md  # noqa: F401 - references_md: tests read it here
+from .index_keeper import safe_extract_zip
 from .indexes import Indexes
 from .insights import insights_tab
-from .service import Service, demo_docs, safe_extract_zip
+from .service import Service
 from .ui_feedback import feedback_controls
 
 SETTINGS_SLIDERS = [  # (parameter, minimum, maximum, step)
