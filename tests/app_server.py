@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass
 
 from dgrag.config import Settings
+from dgrag.store import Store
 
 
 @dataclass
@@ -53,4 +54,6 @@ def app_settings(tmp_path, fixture_index, **kw) -> Settings:
     base, _ = fixture_index
     shutil.copytree(base.docs_root, tmp_path / "docs")
     shutil.copy(base.db_path, tmp_path / "app.db")
+    with Store(tmp_path / "app.db") as st:  # a served app's log starts empty: other tests answered on the original
+        st.asked.prune("9999")
     return Settings(db_path=tmp_path / "app.db", docs_root=tmp_path / "docs", url_template=base.url_template, **kw)
