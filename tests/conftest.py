@@ -100,3 +100,20 @@ def indexed(tmp_path, fixture_index):
 
 
 from openai_fixtures import llm_settings, openai_server, openai_server_factory  # noqa: E402,F401
+
+
+def crafted_retriever(root: Path, pages: dict[str, str], hash_embedder):
+    """A Retriever over `pages` (file name -> Markdown) written under `root`, indexed and given the
+    offline semantic layer with the hash embedder: a small corpus made for one ranking question."""
+    from dgrag.ingest.pipeline import index_folder
+    from dgrag.retrieve.retriever import Retriever
+    from dgrag.workflows import enrich_index
+
+    (root / "docs").mkdir()
+    for name, text in pages.items():
+        (root / "docs" / name).write_text(text, encoding="utf-8")
+    s = Settings(db_path=root / "index.db", docs_root=root / "docs", embedder="hash")
+    with Store(s.db_path) as st:
+        index_folder(s, st, hash_embedder)
+        enrich_index(s, st, llm=None)
+    return Retriever(Settings(db_path=s.db_path), embedder=hash_embedder)

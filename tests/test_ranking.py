@@ -5,6 +5,7 @@ when its seeds lead nowhere dense agrees with."""
 from __future__ import annotations
 
 import pytest
+from conftest import crafted_retriever
 
 from dgrag.config import RetrievalConfig, Settings
 from dgrag.retrieve.ranking import FEATURES
@@ -31,18 +32,7 @@ ZERO = {f"rank_w_{f}": 0.0 for f in FEATURES if f != "base"}
 
 @pytest.fixture(scope="module")
 def crafted(tmp_path_factory, hash_embedder):
-    from dgrag.ingest.pipeline import index_folder
-    from dgrag.workflows import enrich_index
-
-    root = tmp_path_factory.mktemp("crafted")
-    (root / "docs").mkdir()
-    for name, text in PAGES.items():
-        (root / "docs" / name).write_text(text, encoding="utf-8")
-    s = Settings(db_path=root / "index.db", docs_root=root / "docs", embedder="hash")
-    with Store(s.db_path) as st:
-        index_folder(s, st, hash_embedder)
-        enrich_index(s, st, llm=None)
-    return Retriever(Settings(db_path=s.db_path), embedder=hash_embedder)
+    return crafted_retriever(tmp_path_factory.mktemp("crafted"), PAGES, hash_embedder)
 
 
 def _sections(res: dict) -> list[str]:

@@ -4,10 +4,10 @@ below the heading, and the page the list links to, are ranked above them."""
 from __future__ import annotations
 
 import pytest
+from conftest import crafted_retriever
 
-from dgrag.config import RetrievalConfig, Settings
+from dgrag.config import RetrievalConfig
 from dgrag.retrieve.ranking import FEATURES
-from dgrag.retrieve.retriever import Retriever
 from dgrag.retrieve.shape import prose_share
 from dgrag.store import Store
 
@@ -41,18 +41,7 @@ def test_prose_share_reads_the_sections_own_lines(text, share):
 
 @pytest.fixture(scope="module")
 def shaped(tmp_path_factory, hash_embedder):
-    from dgrag.ingest.pipeline import index_folder
-    from dgrag.workflows import enrich_index
-
-    root = tmp_path_factory.mktemp("shaped")
-    (root / "docs").mkdir()
-    for name, text in PAGES.items():
-        (root / "docs" / name).write_text(text, encoding="utf-8")
-    s = Settings(db_path=root / "index.db", docs_root=root / "docs", embedder="hash")
-    with Store(s.db_path) as st:
-        index_folder(s, st, hash_embedder)
-        enrich_index(s, st, llm=None)
-    return Retriever(Settings(db_path=s.db_path), embedder=hash_embedder)
+    return crafted_retriever(tmp_path_factory.mktemp("shaped"), PAGES, hash_embedder)
 
 
 def _prose(retriever, res: dict) -> dict:

@@ -10,11 +10,10 @@ import urllib.request
 
 import numpy as np
 import pytest
+from conftest import crafted_retriever
 
-from dgrag.config import RetrievalConfig, Settings
+from dgrag.config import RetrievalConfig
 from dgrag.retrieve import ranking
-from dgrag.retrieve.retriever import Retriever
-from dgrag.store import Store
 
 PAGES = {
     "guide.md": "# Navigation guide\n\n## Opening a page\n\nCall the page router to open the second page, "
@@ -30,18 +29,7 @@ QUESTIONS = ("how do I open a page with parameters", "how do I move a card smoot
 
 @pytest.fixture(scope="module")
 def small(tmp_path_factory, hash_embedder):
-    from dgrag.ingest.pipeline import index_folder
-    from dgrag.workflows import enrich_index
-
-    root = tmp_path_factory.mktemp("why")
-    (root / "docs").mkdir()
-    for name, text in PAGES.items():
-        (root / "docs" / name).write_text(text, encoding="utf-8")
-    s = Settings(db_path=root / "index.db", docs_root=root / "docs", embedder="hash")
-    with Store(s.db_path) as st:
-        index_folder(s, st, hash_embedder)
-        enrich_index(s, st, llm=None)
-    return Retriever(Settings(db_path=s.db_path), embedder=hash_embedder)
+    return crafted_retriever(tmp_path_factory.mktemp("why"), PAGES, hash_embedder)
 
 
 def _in_registry_order(why: dict) -> np.ndarray:
