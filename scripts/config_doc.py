@@ -1,4 +1,4 @@
-"""Write docs/configuration.md from dgrag/config.py: every setting and retrieval parameter, with
+"""Write docs/configuration.md from dgrag/config/: every setting and retrieval parameter, with
 its environment variable, type, default and description.
 
     python scripts/config_doc.py           # (re)write docs/configuration.md
@@ -16,6 +16,7 @@ import argparse
 import ast
 import dataclasses
 import difflib
+import inspect
 import io
 import re
 import sys
@@ -29,7 +30,6 @@ sys.path.insert(0, str(ROOT))
 
 from dgrag import config  # noqa: E402
 
-CONFIG_PY = ROOT / "dgrag" / "config.py"
 OUT = ROOT / "docs" / "configuration.md"
 # Variables other than DGRAG_* that from_env reads for a field (tests/test_docs.py checks each
 # one by setting it, so a name listed here that the code stops reading fails there)
@@ -110,12 +110,13 @@ def _bounds(f: dataclasses.Field, description: str) -> str:
         return f"≥ {config.MIN_PPR_PUSH_EPS:g}"
     if f.name == "ppr_damping":
         return "0 ≤ x < 1"
-    top = config._upper_bound(f.name)
+    top = config.upper_bound(f.name)
     return f"0 … {top:g}" if top is not None else "≥ 0"
 
 
 def rows(cls: type, prefix: str, source: str | None = None) -> list[Row]:
-    source = CONFIG_PY.read_text(encoding="utf-8") if source is None else source
+    if source is None or f"class {cls.__name__}" not in source:  # each class from its own module's file
+        source = Path(inspect.getsourcefile(cls)).read_text(encoding="utf-8")
     found = {name: rest for name, *rest in _fields_in_source(source, cls.__name__)}
     out = []
     for f in dataclasses.fields(cls):
@@ -209,11 +210,10 @@ is `rank_w_diffusion`. A request that gives one parameter under both names is re
 
 
 def render() -> str:
-    source = CONFIG_PY.read_text(encoding="utf-8")
     lines = [INTRO.rstrip("\n"), "", "## Settings"]
-    lines += _sections(rows(config.Settings, "DGRAG_", source), with_bounds=False)
+    lines += _sections(rows(config.Settings, "DGRAG_"), with_bounds=False)
     lines += ["", "## Retrieval parameters", RENAMED_NOTE.rstrip("\n")]
-    lines += _sections(rows(config.RetrievalConfig, "DGRAG_RETRIEVAL_", source), with_bounds=True)
+    lines += _sections(rows(config.RetrievalConfig, "DGRAG_RETRIEVAL_"), with_bounds=True)
     return "\n".join(lines) + "\n"
 
 

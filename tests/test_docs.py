@@ -1,4 +1,4 @@
-"""The documentation says what the code does: docs/configuration.md is generated from config.py
+"""The documentation says what the code does: docs/configuration.md is generated from dgrag/config/
 and lists every field; the README stays short, its first screen says what dgrag is and how to
 start, its links and pictures exist, and every command in its code blocks is run here (or, for
 the test suite itself, by CI); its figures are docs/benchmarks.md's; the architecture page lists
@@ -54,7 +54,7 @@ def test_every_field_has_a_description():
 
 def test_a_field_without_a_comment_is_reported_undocumented():
     gen = _config_doc()
-    source = (ROOT / "dgrag" / "config.py").read_text(encoding="utf-8")
+    source = (ROOT / "dgrag" / "config" / "__init__.py").read_text(encoding="utf-8")
     bare = source.replace('    chat_max_images: int = 3  # images sent to the model with one answer, at most\n',
                           '    chat_max_images: int = 3\n')
     assert bare != source, "the test's field line changed: pick another field"
