@@ -6,9 +6,13 @@
                                                                      the whole context
     python -m bench.answers arkui --db ARKUI.db [--split test]       the extract's first citation a gold section,
                                                                      vs section R@1
-    python -m bench.answers unanswerable --db ARKUI.db [--split test]  bench/unanswerable/*.jsonl flagged
-                                                                     answerable: false, and the ArkUI-X
-                                                                     questions (questions_v2) flagged
+    python -m bench.answers unanswerable --db ARKUI.db --split dev|test
+                                                                     the unanswerable questions flagged
+                                                                     answerable: false (dev: bench/unanswerable/dev,
+                                                                     tuned on; test: bench/unanswerable/*.jsonl),
+                                                                     and the split's answerable questions
+                                                                     flagged (questions_v2, or --answerable FILE:
+                                                                     bench/sites/<site>/questions.jsonl)
 
 MQ.db: `dgrag import-passages ../shared/bench/musique/musique_train_corpus.json --db MQ.db`;
 ARKUI.db: `dgrag index data/arkui-x-docs --db ARKUI.db`. The default method (diffusion) and
@@ -85,16 +89,22 @@ def _path(result, node_id: str) -> str:
     return next((r.source_path for r in result.all_references() if r.id == node_id), "")
 
 
-def unanswerable(retriever: Retriever, split: str | None) -> dict:
+def unanswerable(retriever: Retriever, split: str | None, answerable: Path = ARKUI_V2,
+                 unanswerable_sets: bool = True) -> dict:
+    """Flagged shares: each unanswerable set of the split (dev: bench/unanswerable/dev; else the
+    sets beside it) by kind, then the split's answerable questions of `answerable`."""
     out = {}
-    for path in sorted(UNANSWERABLE.glob("*.jsonl")):
+    folder = UNANSWERABLE / "dev" if split == "dev" else UNANSWERABLE
+    for path in sorted(folder.glob("*.jsonl")) if unanswerable_sets else []:
         qs = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
         rows = [{"id": q["id"], "kind": q.get("kind", ""), "flagged": not retriever.judge(q["question"])[0]}
                 for q in qs]
-        out[path.stem] = _summary(rows, ["flagged"])
-    answerable = [{"id": q["id"], "flagged": not retriever.judge(q["question"])[0], "lang": q["lang"]}
-                  for q in load_questions(ARKUI_V2, split=split)]
-    out["arkui_v2 (answerable)"] = _summary(answerable, ["flagged"])
+        out[path.stem] = {**_summary(rows, ["flagged"]), **{
+            kind: _summary([r for r in rows if r["kind"] == kind], ["flagged"])["flagged"]
+            for kind in sorted({r["kind"] for r in rows})}}
+    rows = [{"id": q["id"], "flagged": not retriever.judge(q["question"])[0], "lang": q.get("lang", "")}
+            for q in load_questions(answerable, split=split)]
+    out[f"{answerable.parent.name}/{answerable.stem} (answerable)"] = _summary(rows, ["flagged"])
     return out
 
 
@@ -109,13 +119,17 @@ def main(argv=None) -> None:
     ap.add_argument("set", choices=["musique", "arkui", "unanswerable"])
     ap.add_argument("--db", type=Path, required=True)
     ap.add_argument("--split", default=None)
+    ap.add_argument("--answerable", type=Path, default=ARKUI_V2,
+                    help="unanswerable: the answerable questions (jsonl with split) to count flagged")
+    ap.add_argument("--only-answerable", action="store_true",
+                    help="unanswerable: skip the unanswerable sets (an index they may be about)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     settings = Settings.from_env(db_path=args.db)
     retriever = Retriever(settings)
     t0 = time.perf_counter()
     if args.set == "unanswerable":
-        report = unanswerable(retriever, args.split)
+        report = unanswerable(retriever, args.split, args.answerable, not args.only_answerable)
     else:
         agent = Answerer(settings, retriever, llm=None)
         report = (musique if args.set == "musique" else arkui)(agent, args.split)

@@ -66,6 +66,33 @@ def _word(word: str) -> tuple[str, ...]:
     return tuple(t for t in seen if t == low or t not in STOP)
 
 
+
+# a capitalised word right after one of these (or at the text's start) opens a sentence and is no name
+_OPENERS = frozenset(".?!:;\"'(\n“「（")
+_SHAPED = re.compile(r"[a-z][A-Z]|[A-Z]{2}|[._@]")  # camelCase, acronyms, dotted, snake_case, @decorators
+
+
+def named_terms(text: str) -> list[str]:
+    """The identifiers and proper names a question names, as `tokenize`'s lowercased pieces (split
+    at dots, underscores and `@`): in a question with Han ideographs every Latin word (it is a name
+    there: `Flutter`, `setState`); otherwise the words written as code or names: camelCase, an
+    acronym, dotted, snake_case, `@`, or capitalised past a sentence's start. Numbers, single
+    letters and stop words are left out. Distinct, in order."""
+    han = IDEOGRAPH.search(text) is not None
+    out: dict[str, None] = {}
+    for m in _TOKEN.finditer(text):
+        word = m.group(2)
+        if not word:
+            continue
+        opens = text[:m.start()].rstrip(" \t")[-1:] in _OPENERS or not text[:m.start()].strip()
+        if not (han or _SHAPED.search(word) or (word[0].isupper() and not opens)):
+            continue
+        for piece in re.split(r"[._@]+", word):
+            low = piece.lower()
+            if len(low) > 1 and not low.isdigit() and low not in STOP:
+                out[low] = None
+    return list(out)
+
 _WHOLE = re.compile(f"([{IDEOGRAPHS}]+)|([a-z0-9_@.]+)")
 
 

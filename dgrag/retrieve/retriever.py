@@ -14,7 +14,7 @@ from ..core import Route, RetrievalResult, Stage3Result, estimate_tokens, langua
 from ..embed import embed_text
 from ..errors import DeadlineExceeded, DgragError, EmbeddingMismatch, QueryRejected
 from ..store import NodeRows, Store
-from .confidence import Calibrations, evidence
+from .confidence import Calibrations, Evidence, evidence
 from .context import build_references, merge_context
 from .explain import rowid_trace
 from .loaded import IndexHandle, LoadedIndex, QueryCosines
@@ -139,19 +139,19 @@ class Retriever:
         refs = build_references(rows, li, finals, stage3.paths or {}, _why(stage3, cfg))
         context = merge_context(refs, self.settings)
         timing["stage4_merge"] = time.perf_counter() - t
-        answerable, confidence = self.calibrations.get(li, embedder).judge(*evidence(li, qv, query))
+        answerable, confidence = self.calibrations.get(li, embedder).judge(evidence(li, qv, query))
         timing["rag_total"] = time.perf_counter() - t0
         return RetrievalResult(query, cfg.method, refs, context, {k: round(v, 4) for k, v in timing.items()},
                                self._trace(li, routes, exact, stage3) if cfg.verbose else None,
                                answerable, confidence, PPR_NOTE if cfg.method == "ppr" else "")
 
-    def judge(self, query: str) -> tuple[bool, float, tuple[float, float]]:
-        """(answerable, confidence, (dense, coverage)) of a query alone, without a search."""
+    def judge(self, query: str) -> tuple[bool, float, Evidence]:
+        """(answerable, confidence, the evidence) of a query alone, without a search."""
         li = self.handle.get()
         embedder = self._query_embedder(li)
         qv = embedder.embed_queries([check_query(query, self.settings)])[0].astype(np.float32)
         ev = evidence(li, qv, query)
-        return (*self.calibrations.get(li, embedder).judge(*ev), ev)
+        return (*self.calibrations.get(li, embedder).judge(ev), ev)
 
     # ---- stages ------------------------------------------------------------------------
     def _recall(self, li: LoadedIndex, qv: np.ndarray, cfg: RetrievalConfig,
