@@ -12,7 +12,7 @@ from dgrag.answer.components import markdown as components_md
 from dgrag.answer.components import other_language_path, parse_table
 from dgrag.answer.extractive import ANSWER_CHARS, Unit, render, select, split_section
 from dgrag.config import Settings
-from dgrag.retrieve.confidence import META_KEY, Calibration
+from dgrag.retrieve.confidence import META_KEY, RULE, UNKNOWN_PENALTY, Calibration, Evidence, Scale
 from dgrag.retrieve.retriever import Retriever
 from dgrag.store import Store
 
@@ -52,11 +52,33 @@ def test_tables_and_paths_read_as_people_write_them():
 
 
 def test_calibration_places_the_threshold_and_confidence_rises_past_it():
-    cal = Calibration(0.80, 0.02, 0.2, 0.1, threshold=4.0, scale=1.0)
-    assert cal.score(0.84, 0.4) == pytest.approx(4.0)
-    assert cal.judge(0.86, 0.4) == (True, pytest.approx(1 / (1 + 2.718281828 ** -1), abs=1e-4))
-    ok, conf = cal.judge(0.80, 0.2)
+    latin = Scale(0.80, 0.02, 0.2, 0.1, threshold=4.0, scale=1.0)
+    cal = Calibration(latin=latin, han=Scale(0.70, 0.02, 0.2, 0.1, threshold=4.0, scale=1.0))
+    assert latin.score(0.84, 0.4) == pytest.approx(4.0)
+    assert cal.judge(Evidence(0.86, 0.4)) == (True, pytest.approx(1 / (1 + 2.718281828 ** -1), abs=1e-4))
+    ok, conf = cal.judge(Evidence(0.80, 0.2))
     assert not ok and conf == pytest.approx(1 / (1 + 2.718281828 ** 4), abs=1e-4)
+    # a Chinese question is read on its own group's scale: the same evidence scores 5 higher there
+    assert cal.score(Evidence(0.80, 0.2, han=True)) == pytest.approx(5.0) and cal.judge(Evidence(0.80, 0.2, han=True))[0]
+
+
+def test_a_name_the_corpus_never_contains_costs_two_spreads():
+    cal = Calibration(*[Scale(0.80, 0.02, 0.2, 0.1, threshold=4.0, scale=1.5)] * 2)
+    near = Evidence(0.86, 0.4, unknown=("flutter",))  # one spread past the threshold: not enough
+    assert cal.score(near) == pytest.approx(5.0 - UNKNOWN_PENALTY * 1.5) and cal.judge(near)[0] is False
+    assert cal.judge(Evidence(0.86, 0.4))[0] is True
+    strong = Evidence(0.90, 0.5, unknown=("mycard",))  # 2.67 spreads past: one's own component name stays
+    assert cal.judge(strong)[0] is True and 0.5 < cal.judge(strong)[1] < cal.judge(Evidence(0.90, 0.5))[1]
+
+
+def test_another_frameworks_api_is_not_covered_while_the_docs_own_names_are(indexed, embedder):
+    retriever = Retriever(indexed, embedder=embedder)
+    ok, conf, ev = retriever.judge("Flutter 的 GetX 怎么做路由管理？")
+    assert ev.unknown == ("flutter", "getx") and ev.han and not ok and conf < 0.5
+    ok, _, ev = retriever.judge("How does Flutter's Navigator.push pass arguments?")
+    assert "flutter" in ev.unknown and not ok
+    ok, conf, ev = retriever.judge("ACE Tools 怎么创建应用？")
+    assert ev.unknown == () and ev.han and ok and conf > 0.5
 
 
 @pytest.fixture(scope="module")
@@ -98,10 +120,12 @@ def test_the_calibration_is_kept_in_the_file_once_per_version(indexed, embedder)
     with Store(indexed.db_path, readonly=True) as st:
         stored = json.loads(st.meta.get(META_KEY))
         version = st.meta.graph_version()
-    assert stored["key"].startswith(f"{version}:") and stored["calibration"]["threshold"] > 0
+    assert stored["key"].startswith(f"{version}:") and stored["key"].endswith(f":{RULE}")
+    assert set(stored["calibration"]) == {"latin", "han"}
+    assert stored["calibration"]["latin"]["threshold"] != stored["calibration"]["han"]["threshold"]
     again = Retriever(indexed, embedder=embedder)  # a new process reads it back, computes nothing
     again.calibrations.get(again.handle.get(), embedder)
-    assert list(again.calibrations._by_key.values())[0].threshold == stored["calibration"]["threshold"]
+    assert list(again.calibrations._by_key.values())[0] == Calibration.from_json(stored["calibration"])
 
 
 def test_no_node_id_in_what_a_person_reads(agent):

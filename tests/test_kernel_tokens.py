@@ -1,7 +1,7 @@
 import re
 
 from dgrag.core import estimate_tokens, language_of
-from dgrag.kernels.tokens import CJK, IDEOGRAPH, IDEOGRAPHS, tokenize
+from dgrag.kernels.tokens import CJK, IDEOGRAPH, IDEOGRAPHS, named_terms, tokenize
 
 
 def test_identifiers_whole_plus_camel_and_snake_parts():
@@ -38,3 +38,15 @@ def test_cjk_is_defined_once_ideographs_within_the_wider_set():
 def test_the_text_rules_read_the_same_definition():
     assert language_of("页面") == "zh" and language_of("\u3400") == "zh" and language_of("page") == "en"
     assert estimate_tokens("路由跳转") >= 4  # one ideograph, at least one token
+
+
+def test_named_terms_are_the_names_a_question_uses():
+    # code-shaped words, and a capitalised word past a sentence's start; the opening word is no name
+    assert named_terms("How does Flutter's Navigator.push pass arguments?") == ["flutter", "navigator", "push"]
+    assert named_terms("How do I make a sourdough starter? Then bake it.") == []
+    assert named_terms("Where is @State and my_module.onCreate in the iOS SDK?") == [
+        "state", "module", "oncreate", "ios", "sdk"]  # `my` is a stop word
+    # in a Chinese question every Latin word is a name; numbers and single letters are not
+    assert named_terms("Flutter 的 GetX 怎么做路由管理？") == ["flutter", "getx"]
+    assert named_terms("ArkUI-X 报 15501002，传 30MB 的 ArrayBuffer 失败") == ["arkui", "arraybuffer"]
+    assert named_terms("arkui-x_windows_x64_1.0.0.0_Release.zip 是什么") == ["arkui", "windows", "x64", "release", "zip"]

@@ -76,8 +76,9 @@ def named_terms(text: str) -> list[str]:
     """The identifiers and proper names a question names, as `tokenize`'s lowercased pieces (split
     at dots, underscores and `@`): in a question with Han ideographs every Latin word (it is a name
     there: `Flutter`, `setState`); otherwise the words written as code or names: camelCase, an
-    acronym, dotted, snake_case, `@`, or capitalised past a sentence's start. Numbers, single
-    letters and stop words are left out. Distinct, in order."""
+    acronym, dotted, snake_case, `@`, or capitalised past a sentence's start. Numbers and
+    quantities (a piece that starts with a digit: `30MB`, `1080p`), single letters and stop words
+    are left out. Distinct, in order."""
     han = IDEOGRAPH.search(text) is not None
     out: dict[str, None] = {}
     for m in _TOKEN.finditer(text):
@@ -89,7 +90,7 @@ def named_terms(text: str) -> list[str]:
             continue
         for piece in re.split(r"[._@]+", word):
             low = piece.lower()
-            if len(low) > 1 and not low.isdigit() and low not in STOP:
+            if len(low) > 1 and not low[0].isdigit() and low not in STOP:
                 out[low] = None
     return list(out)
 
