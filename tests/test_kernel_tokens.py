@@ -44,6 +44,7 @@ def test_named_terms_are_the_names_a_question_uses():
     # code-shaped words, and a capitalised word past a sentence's start; the opening word is no name
     assert named_terms("How does Flutter's Navigator.push pass arguments?") == ["flutter", "navigator", "push"]
     assert named_terms("How do I make a sourdough starter? Then bake it.") == []
+    assert named_terms("Bread rises where the Kraus House stands?\nOven heat") == ["kraus", "house"]
     assert named_terms("Where is @State and my_module.onCreate in the iOS SDK?") == [
         "state", "module", "oncreate", "ios", "sdk"]  # `my` is a stop word
     # in a Chinese question every Latin word is a name; numbers and single letters are not

@@ -68,7 +68,7 @@ def _word(word: str) -> tuple[str, ...]:
 
 
 # a capitalised word right after one of these (or at the text's start) opens a sentence and is no name
-_OPENERS = frozenset(".?!:;\"'(\n“「（")
+_OPENERS = ".?!:;\"'(\n“「（"
 _SHAPED = re.compile(r"[a-z][A-Z]|[A-Z]{2}|[._@]")  # camelCase, acronyms, dotted, snake_case, @decorators
 
 
@@ -81,18 +81,19 @@ def named_terms(text: str) -> list[str]:
     are left out. Distinct, in order."""
     han = IDEOGRAPH.search(text) is not None
     out: dict[str, None] = {}
+    end = 0  # where the previous token ended
     for m in _TOKEN.finditer(text):
-        word = m.group(2)
-        if not word:
-            continue
-        opens = text[:m.start()].rstrip(" \t")[-1:] in _OPENERS or not text[:m.start()].strip()
-        if not (han or _SHAPED.search(word) or (word[0].isupper() and not opens)):
-            continue
+        gap = text[end:m.start()].rstrip(" \t")
+        last = gap[-1:] or text[end - 1:end]  # the character before the word, blanks aside
+        end, word = m.end(), m.group(2)
+        if not word or not (han or _SHAPED.search(word) or (word[0].isupper() and last not in _OPENERS)):
+            continue  # at the start `last` is "", which `in` finds in any string
         for piece in re.split(r"[._@]+", word):
             low = piece.lower()
             if len(low) > 1 and not low[0].isdigit() and low not in STOP:
                 out[low] = None
     return list(out)
+
 
 _WHOLE = re.compile(f"([{IDEOGRAPHS}]+)|([a-z0-9_@.]+)")
 
