@@ -30,11 +30,11 @@ CITED_K = 30  # the first results of each kind whose walk path is kept (graph_pa
 # with dense's (`dense_agreement`): the floor of the trust rule this replaced, where offline
 # facts' hubs put the walk's best pages (docs/benchmarks.md, "When the graph is trusted")
 PPR_FALLBACK_AGREEMENT = 1 / 3
-# PPR's candidates per type: as many as stage 4's rerankers may read, at least the stage-3 quotas
-# and 3 times the final quotas, never fewer than PPR_MIN_CANDIDATES (so that a type whose final
-# quota is 0 or 2 still has a list to fill from)
-PPR_FINAL_FACTOR = 3
-PPR_MIN_CANDIDATES = 20
+# stage 4's cross-encoder reorders a type's best FINAL_POOL_FACTOR x its quota, at least
+# FINAL_POOL_MIN (room below a quota of 2 for a result to rise into it); PPR keeps as many
+# candidates per type, so that the pool is full under either method
+FINAL_POOL_FACTOR = 3
+FINAL_POOL_MIN = 20
 PPR_NOTE = ("ppr (HippoRAG 2's walk) is an experimental comparison, not a method beside the default: on "
             "documentation it ranks below dense (docs/benchmarks.md, \"ppr on documentation\"); "
             "diffusion (the default) or dense answer better")
@@ -273,7 +273,7 @@ def run_ppr(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact: list[
               "image": cfg.diffusion_image_k}
     final = {"chunk": cfg.final_chunk_k, "code": cfg.final_code_k, "table": cfg.final_table_k,
              "image": cfg.final_image_k}
-    caps = {kind: max(spread[kind], PPR_FINAL_FACTOR * final[kind], PPR_MIN_CANDIDATES, cfg.final_rerank_candidates)
+    caps = {kind: max(spread[kind], FINAL_POOL_FACTOR * final[kind], FINAL_POOL_MIN, cfg.final_rerank_candidates)
             for kind in COLLECT}
     ranked = _top_by_type(li, scores, caps)
     dense_ids = routes["chunk"].positions
