@@ -72,10 +72,10 @@ class RetrievalConfig:
     # diffusion reaches (it reads ~14k of 224k at 500k nodes); below it, one matmul over all
     # of them is cheaper, since the diffusion then reads nearly every one
     diffusion_lazy_cosine_min_vectors: int = 100_000
-    ## rank: the chunk ranking (retrieve/ranking.py), one linear score over named features
-    # each weight `rank_w_<feature>` multiplies one feature of retrieve/ranking.py's REGISTRY (0:
-    # not computed where it costs work); the defaults are fitted on the dev splits of the bench
-    # sets and kept with their provenance in dgrag/rank_weights.json (`python -m bench.ranker fit`)
+    ## rank: the chunk ranking (retrieve/ranking.py), one linear score: `rank_w_<f>` weighs its feature f
+    # (the defaults fitted with their provenance in dgrag/rank_weights.json, `python -m bench.ranker fit`;
+    # a weight of 0 leaves a feature that costs work uncomputed)
+
     rank_candidate_k: int = 50  # candidates from each source: stage 2, lexical, bridge, the diffusion, PPR
     rank_w_base: float = FITTED["base"]  # weight of the stage-2 score (min-max over its candidates)
     # weight of the cosine margin to the best candidate (fitted to 0: base carries dense's order;
@@ -170,7 +170,8 @@ class RetrievalConfig:
             changes[name] = _coerce(value, known[name].type, name)
         merged = dataclasses.replace(self, **changes)
         merged._without_graph()
-        for name, allowed in (("method", ("diffusion", "ppr", "dense")), ("final_rerank_backend", ("none", "cross-encoder", "llm")),
+        for name, allowed in (("method", ("diffusion", "ppr", "dense")),
+                              ("final_rerank_backend", ("none", "cross-encoder", "llm")),
                               ("vector_search", ("numpy", "sqlite-vec")), ("diffusion_engine", ("jit", "python")),
                               ("ppr_engine", ("push", "scipy", "igraph"))):
             if getattr(merged, name) not in allowed:
