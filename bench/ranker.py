@@ -68,13 +68,13 @@ def _ranked(row: dict, w: np.ndarray, cfg: RetrievalConfig = RetrievalConfig()) 
     F = np.asarray(row["F"], dtype=np.float64)
     ranked = order(F, w).tolist() if len(F) else []
     dense = not np.any(w[1:])
-    if dense or cfg.rank_ppr_every <= 0 or _agreement(row) < cfg.rank_ppr_agreement:
+    if dense or cfg.rank_ppr_every <= 0 or agreement_of(row) < cfg.rank_ppr_agreement:
         return ranked
     pairs = interleave([(i, 0.0) for i in ranked], row.get("ppr_order", []), cfg.rank_ppr_head, cfg.rank_ppr_every)
     return [i for i, _ in pairs]
 
 
-def _agreement(row: dict) -> float:
+def agreement_of(row: dict) -> float:
     """The share of the walk's best pages dense agrees with; a dump written before issue 36 kept
     it on the trust scale of then (0 up to a third, 1 from two thirds, linear between), whose
     0.5 is an agreement of one half: mapped back, with its rounding (1e-9) forgiven."""
