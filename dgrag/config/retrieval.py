@@ -113,9 +113,10 @@ class RetrievalConfig:
     rank_ppr_every: int = 3
     rank_ppr_head: int = 2  # the first places, always the weighted ranking's
     # the rule "dense agrees with the walk": at least this share of the pages holding PPR's best
-    # `diffusion_trust_k` passages hold one of dense's best `diffusion_trust_dense_k` (half: on
-    # MuSiQue with LLM facts the walk's best pages include dense's first hop; with offline docs
-    # facts they are hubs dense never ranks, docs/benchmarks.md "When the graph is trusted")
+    # `diffusion_trust_k` passages hold one of dense's best `diffusion_trust_dense_k`. Half: it
+    # holds on 32 of MuSiQue's 34 dev questions (LLM facts: the walk's best pages include dense's
+    # first hop), on 3 of ArkUI-X's 79 (offline facts: hubs dense never ranks; docs/benchmarks.md,
+    # "The weighted chunk ranking")
     rank_ppr_agreement: float = 0.5
     diffusion_trust_k: int = 8  # the walk's best passages whose pages the rule compares with dense's
     diffusion_trust_dense_k: int = 20  # dense recall's best passages the walk's pages are compared with
