@@ -9,7 +9,6 @@ Medians over repeats; ratios are measured in the same run (the machines are shar
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import resource
@@ -135,9 +134,9 @@ def p2(db: Path, repeat: int) -> dict:
 
 def p2_stage3(db: Path, repeat: int) -> dict:
     """The whole default stage 3 at this scale (the fact-seeded walk, diffusion, the weighted
-    ranking with its corpus-wide lexical scores; and the trust rule before it), with the walk
-    by local push (default) vs SciPy power iteration, and as configured before the walk was
-    bounded (restart on every passage, eps 1e-7). Each is given the file and chunk cosines
+    ranking with its corpus-wide lexical scores), with the walk by local push (default) vs SciPy
+    power iteration, and with the walk as configured before it was bounded (restart on every
+    passage, eps 1e-7). Each is given the file and chunk cosines
     stage 1's routes computed, as the retriever does; `stage3_default_alone_p50_ms` computes
     them too."""
     from dgrag.config import RetrievalConfig
@@ -157,7 +156,7 @@ def p2_stage3(db: Path, repeat: int) -> dict:
         return qv / np.linalg.norm(qv), routes
 
     out = {}
-    before = RetrievalConfig(diffusion_trust_full=0, ppr_passage_top_k=0, ppr_push_eps=1e-7)  # issue 14's start
+    before = RetrievalConfig(ppr_passage_top_k=0, ppr_push_eps=1e-7)  # issue 14's walk
     text = "how do I pass parameters to router pushUrl"  # the lexical feature scores every chunk
 
     def stage1(qv, shared):
@@ -168,10 +167,8 @@ def p2_stage3(db: Path, repeat: int) -> dict:
 
     for name, cfg, shared in (("stage3_default_p50_ms", RetrievalConfig(), True),
                               ("stage3_default_alone_p50_ms", RetrievalConfig(), False),
-                              ("stage3_trust_rule_p50_ms", RetrievalConfig(rank_mode="trust"), True),
-                              ("stage3_before_p50_ms", dataclasses.replace(before, rank_mode="trust"), True),
-                              ("stage3_scipy_fusion_p50_ms", RetrievalConfig(ppr_engine="scipy", rank_mode="trust"), True),
-                              ("stage3_no_fusion_p50_ms", RetrievalConfig(diffusion_graph_fusion=0, rank_mode="trust"), True)):
+                              ("stage3_unbounded_walk_p50_ms", before, True),
+                              ("stage3_scipy_ppr_p50_ms", RetrievalConfig(ppr_engine="scipy"), True)):
         qs = [query() for _ in range(max(3, repeat // 2))]
         run_diffusion(li, cfg, *qs[0], [], text)  # compile and build caches outside the timing
         times = []

@@ -24,7 +24,7 @@ import numpy as np
 
 from dgrag.config import RetrievalConfig, Settings
 from dgrag.evaluation.recall import gold_of, is_cross_page, recall_at, section_recall_at
-from dgrag.retrieve.ranking import FEATURES, interleave, order, trusted
+from dgrag.retrieve.ranking import FEATURES, interleave, order
 
 from .retrieval import ARKUI_QUESTIONS, ARKUI_V2, questions_for
 
@@ -56,22 +56,32 @@ def dump(work: Path, arkui_files: list[Path]) -> dict:
                 items = [{"source_path": nodes[r]["source_path"], "breadcrumb": nodes[r]["breadcrumb"],
                           "corpus_idx": (nodes[r]["meta"] or {}).get("corpus_idx")} for r in rowids]
                 rows.append({"q": q, "items": items, "F": rk["values"], "ppr_order": rk["ppr_order"],
-                             "ppr_trust": rk["ppr_trust"]})
+                             "ppr_agreement": rk["ppr_agreement"]})
         out[name] = rows
         print(f"{name}: {len(rows)} questions", flush=True)
     return {"features": list(FEATURES), "configs": out}
 
 
 def _ranked(row: dict, w: np.ndarray, cfg: RetrievalConfig = RetrievalConfig()) -> list[int]:
-    """Candidate positions as the library ranks them: `order`, then PPR's places where its
-    trust reaches `rank_ppr_trust` (not for dense, the base feature alone)."""
+    """Candidate positions as the library ranks them: `order`, then PPR's places where dense
+    agrees with the walk (`rank_ppr_agreement`; not for dense, the base feature alone)."""
     F = np.asarray(row["F"], dtype=np.float64)
     ranked = order(F, w).tolist() if len(F) else []
     dense = not np.any(w[1:])
-    if dense or cfg.rank_ppr_every <= 0 or not trusted(row.get("ppr_trust", 0.0), cfg.rank_ppr_trust):
+    if dense or cfg.rank_ppr_every <= 0 or agreement_of(row) < cfg.rank_ppr_agreement:
         return ranked
     pairs = interleave([(i, 0.0) for i in ranked], row.get("ppr_order", []), cfg.rank_ppr_head, cfg.rank_ppr_every)
     return [i for i, _ in pairs]
+
+
+def agreement_of(row: dict) -> float:
+    """The share of the walk's best pages dense agrees with; a dump written before issue 36 kept
+    it on the trust scale of then (0 up to a third, 1 from two thirds, linear between), whose
+    0.5 is an agreement of one half: mapped back, with its rounding (1e-9) forgiven."""
+    if "ppr_agreement" in row:
+        return row["ppr_agreement"]
+    trust = row.get("ppr_trust", 0.0)
+    return 0.0 if trust <= 0 else 0.34 + 0.32 * trust + 1e-9
 
 
 def _metrics(row: dict, w: np.ndarray) -> dict[str, float]:

@@ -12,8 +12,7 @@ Building them embeds ~150k texts with the default embedder: about an hour on 2 c
 The ArkUI-X questions are bench/arkui's two sets (questions.jsonl, questions_v2.jsonl), each with
 its own dev / test split. questions.jsonl was tuned on in earlier rounds, so its test split is
 reported apart, as `tuned` (TUNED); `test` is questions_v2's test split alone, questions no choice
-was made on. MuSiQue-100's split is `split_of` (every third question is dev). With `--before`, "diffusion (trust rule)" is the chunk ranking before the weighted one
-(`rank_mode: trust`), measured in the same run.
+was made on. MuSiQue-100's split is `split_of` (every third question is dev).
 """
 from __future__ import annotations
 
@@ -35,7 +34,6 @@ ARKUI_V2 = ROOT / "bench" / "arkui" / "questions_v2.jsonl"
 KS = [1, 2, 5, 10]
 TUNED = "tuned"  # questions.jsonl's test split: tuned on in earlier rounds, never reported as test
 SPLITS = ("dev", "test", TUNED)
-BEFORE = {"rank_mode": "trust"}  # the chunk ranking before the weighted one
 CONFIGS = {  # name: (index file, question set)
     "MuSiQue-100, LLM OpenIE (gpt-3.5)": ("mq_llm.db", "musique"),
     "MuSiQue-100, offline OpenIE": ("mq_off.db", "musique"),
@@ -88,7 +86,7 @@ def question_file(work: Path, kind: str) -> Path:
     return out
 
 
-def measure(work: Path, splits=SPLITS, before: bool = False) -> dict:
+def measure(work: Path, splits=SPLITS) -> dict:
     out = {}
     for name, (db, kind) in CONFIGS.items():
         if not (work / db).exists():
@@ -98,12 +96,7 @@ def measure(work: Path, splits=SPLITS, before: bool = False) -> dict:
         for split in splits:
             if split == TUNED and kind != "arkui":
                 continue
-            now = evaluate(settings, questions, ["dense", "ppr", "diffusion"], KS, split=split)
-            if before:
-                old = evaluate(settings, questions, ["dense", "diffusion"], KS, BEFORE, split=split)
-                now["methods"]["diffusion (trust rule)"] = old["methods"]["diffusion"]
-                now["paired"]["diffusion (trust rule)_vs_dense"] = old["paired"]["diffusion_vs_dense"]
-            out[f"{name} | {split}"] = now
+            out[f"{name} | {split}"] = evaluate(settings, questions, ["dense", "ppr", "diffusion"], KS, split=split)
     return out
 
 
@@ -133,11 +126,10 @@ def main(argv=None) -> None:
     ap.add_argument("--build", action="store_true", help="build the missing indexes first (about an hour)")
     ap.add_argument("--split", default=None, help=f"only this split (dev | test | {TUNED}); default all three")
     ap.add_argument("--json", action="store_true")
-    ap.add_argument("--before", action="store_true", help="also the chunk ranking before the weighted one (trust rule)")
     args = ap.parse_args(argv)
     if args.build:
         build(args.work)
-    results = measure(args.work, (args.split,) if args.split else SPLITS, args.before)
+    results = measure(args.work, (args.split,) if args.split else SPLITS)
     print(json.dumps(results, indent=2) if args.json else table(results))
 
 

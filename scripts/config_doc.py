@@ -8,7 +8,9 @@ Names, types and defaults come from the dataclasses themselves (`Settings`, `Ret
 they cannot drift from the code; bounds come from config.py's own limits. Descriptions are
 config.py's comments, as its readers see them: the comment lines directly above a field and the
 comment at the end of its line (or a field's `metadata={"doc": ...}`). A comment line starting
-`## ` opens a section of the page; a new field joins the section it is written in.
+`## ` opens a section of the page; a new field joins the section it is written in. A section
+written `## name: what it holds` (RetrievalConfig's stage groups: recall, rerank, walk, rank,
+ppr, final) is headed by its name, with what it holds as the line below.
 """
 from __future__ import annotations
 
@@ -172,11 +174,20 @@ def _table(items: list[Row], with_bounds: bool) -> list[str]:
     return out
 
 
+GROUP = re.compile(r"([a-z]+): (.+)")  # `## rank: the chunk ranking ...`: a group's name, what it holds
+
+
+def groups(items: list[Row]) -> list[str]:
+    """The sections of `items` in their order of appearance."""
+    return list(dict.fromkeys(r.section for r in items))
+
+
 def _sections(items: list[Row], with_bounds: bool) -> list[str]:
     out: list[str] = []
-    order = list(dict.fromkeys(r.section for r in items))
-    for section in order:
-        out += ["", f"### {section or 'Other'}", ""] + _table([r for r in items if r.section == section], with_bounds)
+    for section in groups(items):
+        group = GROUP.fullmatch(section)
+        head = [f"### {group[1]}", "", group[2][0].upper() + group[2][1:] + "."] if group else [f"### {section or 'Other'}"]
+        out += ["", *head, ""] + _table([r for r in items if r.section == section], with_bounds)
     return out
 
 
@@ -202,10 +213,22 @@ there are parameters, and each value must lie in the range in the "accepted" col
 naming the parameter).
 """
 RENAMED_NOTE = """
+They are grouped by the stage that reads them, in the order a question passes through: `recall`
+(stage 1), `rerank` (stage 2), `walk` (stage 3: the method and the diffusion), `rank` (the chunk
+ranking), `ppr` (HippoRAG 2's walk) and `final` (stage 4).
+
 **Former names** (deprecated, still accepted in a request, `--config` and `DGRAG_RETRIEVAL_*`):
 the stage-3 method is called the diffusion everywhere, so its parameters, once `spread_*`, are
 `diffusion_*`, `spread_trust_walk_k` is `diffusion_trust_k`, and the ranking weight `rank_w_walk`
-is `rank_w_diffusion`. A request that gives one parameter under both names is refused.
+is `rank_w_diffusion`; `rank_ppr_trust` is `rank_ppr_agreement`. A request that gives one
+parameter under both names is refused.
+
+**Removed** with the trust rule, the chunk ranking before the weighted one: `rank_mode`,
+`diffusion_evidence_weight`, `diffusion_graph_fusion`, `diffusion_fusion_k`,
+`diffusion_trust_floor` and `diffusion_trust_full`. An old config naming one is still read when
+it gives the value the default used (`rank_mode` `evidence`, the others their former defaults
+0.5, 2, 5, 0.34 and 0.66), with which the results are today's; any other value is refused with
+the reason. The rule that gives PPR places in the ranking is one share, `rank_ppr_agreement`.
 """
 
 

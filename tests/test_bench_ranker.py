@@ -38,3 +38,11 @@ def test_the_guard_refuses_a_weight_that_costs_another_corpus_its_first_passage(
     w = ranker.fit(data)  # the default guard: a point below dense costs more than a point above earns
     assert w[OTHER] < 0.1
     assert ranker.summary(data["configs"]["b"], w, "dev")["R@1"] == 100.0
+
+
+def test_a_dump_written_before_issue_36_reads_its_trust_as_the_same_agreement():
+    half = (0.5 - 0.34) / 0.32  # a trust of one half on the scale of then, in floating point
+    assert half < 0.5 and ranker.agreement_of({"ppr_trust": half}) >= 0.5
+    assert ranker.agreement_of({"ppr_trust": 0.4}) < 0.5  # an agreement of 0.468
+    assert ranker.agreement_of({"ppr_trust": 0.0}) == 0.0 and ranker.agreement_of({}) == 0.0
+    assert ranker.agreement_of({"ppr_agreement": 0.375, "ppr_trust": 1.0}) == 0.375  # a new dump's own

@@ -104,22 +104,25 @@ def test_the_language_feature_marks_sections_in_the_questions_language(crafted):
 def test_ppr_falls_back_to_dense_when_no_seed_leads_where_dense_agrees(crafted):
     q = "how do I open a page with parameters"
     dense = crafted.retrieve(q, {"method": "dense"})
-    never = crafted.retrieve(q, {"method": "ppr", "diffusion_trust_floor": 1.0, "diffusion_trust_full": 1.0,
-                                 "verbose": True})  # no agreement is ever enough
+    # compared with none of dense's passages, the walk's pages never agree: it falls back
+    never = crafted.retrieve(q, {"method": "ppr", "diffusion_trust_dense_k": 0, "verbose": True})
     assert never["trace"]["stage3"]["fell_back_to_dense"] is True
     assert _sections(never) == _sections(dense)
-    always = crafted.retrieve(q, {"method": "ppr", "diffusion_trust_full": 0.0, "verbose": True})
-    assert always["trace"]["stage3"]["fell_back_to_dense"] is False
+    agreed = crafted.retrieve(q, {"method": "ppr", "verbose": True})  # a small folder: dense agrees
+    assert agreed["trace"]["stage3"]["fell_back_to_dense"] is False
+    assert _sections(agreed) != _sections(dense)
+    off = crafted.retrieve(q, {"method": "ppr", "diffusion_trust_dense_k": 0, "ppr_fallback": False,
+                               "verbose": True})
+    assert off["trace"]["stage3"]["fell_back_to_dense"] is False
 
 
-def test_rank_weights_are_bounded_and_the_mode_checked():
+def test_rank_weights_are_bounded():
     from dgrag.errors import ConfigError
 
     with pytest.raises(ConfigError):
         RetrievalConfig().merged({"rank_w_lexical": 1e9})
-    with pytest.raises(ConfigError):
-        RetrievalConfig().merged({"rank_mode": "magic"})
-    assert RetrievalConfig().merged({"rank_mode": "trust"}).rank_mode == "trust"
+    with pytest.raises(ConfigError, match="rank_w_prose must be a finite number >= 0"):
+        RetrievalConfig().merged({"rank_w_prose": -1})
 
 
 def test_the_bridge_never_takes_the_first_place_from_the_passages_that_match_the_question():
@@ -226,19 +229,16 @@ def test_ppr_gets_every_nth_place_after_the_head_and_nothing_is_dropped():
     assert interleave(ranked, [16], head=7, every=1) == ranked
 
 
-def test_half_of_pprs_pages_corroborated_reaches_a_trust_of_one_half():
-    from dgrag.config import RetrievalConfig
-    from dgrag.retrieve.methods import graph_trust
-    from dgrag.retrieve.ranking import trusted
-
-    import numpy as np
-
-    page = np.arange(20)
-    cfg = RetrievalConfig()
-    walk = [(n, 1.0) for n in (0, 1, 2, 3, 10, 11, 12, 13)]  # 4 of its 8 pages among dense's best
-    trust = graph_trust(page, RetrievalConfig(diffusion_trust_dense_k=4), np.arange(4), walk)
-    assert trusted(trust, cfg.rank_ppr_trust) and not trusted(trust, 0.51)
-    assert not trusted(graph_trust(page, RetrievalConfig(diffusion_trust_dense_k=3), np.arange(3), walk), 0.5)
+def test_ppr_gets_places_where_half_of_its_pages_agree_with_dense(crafted):
+    q = "how do I open a page with parameters"
+    for dense_k in (20, 1, 0):
+        res = crafted.retrieve(q, {"verbose": True, "diffusion_trust_dense_k": dense_k})
+        rk = res["trace"]["stage3"]["ranking"]
+        assert rk["ppr_places"] == (rk["ppr_agreement"] >= RetrievalConfig().rank_ppr_agreement)
+        assert rk["ppr_agreement"] == res["trace"]["stage3"]["dense_agreement"]
+    assert rk["ppr_agreement"] == 0.0 and not rk["ppr_places"]  # dense_k 0: nothing agrees
+    every = crafted.retrieve(q, {"verbose": True, "diffusion_trust_dense_k": 0, "rank_ppr_agreement": 0.0})
+    assert every["trace"]["stage3"]["ranking"]["ppr_places"]  # a bar of 0: every walk gets its places
 
 
 def test_graph_features_false_is_the_no_graph_ablation():

@@ -183,26 +183,22 @@ def test_ppr_without_facts_gives_the_dense_ranking(retriever):
     assert ppr["chunks"] and [c["id"] for c in ppr["chunks"]] == [c["id"] for c in dense["chunks"]]
 
 
-def test_graph_trust_is_the_walks_agreement_with_dense_pages():
+def test_dense_agreement_is_the_share_of_the_walks_pages_dense_ranks():
     from dgrag.config import RetrievalConfig
-    from dgrag.retrieve.methods import graph_trust
+    from dgrag.retrieve.methods import dense_agreement
 
-    def cfg(walk_k, dense_k, floor, full):
-        return RetrievalConfig(diffusion_trust_k=walk_k, diffusion_trust_dense_k=dense_k,
-                               diffusion_trust_floor=floor, diffusion_trust_full=full)
+    def cfg(walk_k, dense_k):
+        return RetrievalConfig(diffusion_trust_k=walk_k, diffusion_trust_dense_k=dense_k)
 
     page = np.array([0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9])  # node -> page; nodes 0 and 1 share page 0
     dense = np.array([1, 2, 3, 4, 5, 6])                 # pages 0, 1, 2, 3, 4, 5
     walk = [(0, 0.9), (1, 0.8), (8, 0.7), (5, 0.6)]      # pages 0, 0, 7, 4
-    assert graph_trust(page, cfg(3, 4, 0.0, 0.5), dense, walk) == 1.0  # pages {0, 7}: 1 of 2 = full
-    assert graph_trust(page, cfg(3, 4, 0.0, 1.0), dense, walk) == 0.5
-    assert graph_trust(page, cfg(4, 4, 0.0, 1.0), dense, walk) == 1 / 3  # {0, 7, 4}; 4 is dense's 5th
-    assert graph_trust(page, cfg(4, 5, 0.0, 1.0), dense, walk) == 2 / 3
-    assert graph_trust(page, cfg(4, 5, 0.0, 1.0), dense, [(9, 1.0), (10, 0.5)]) == 0.0  # never ranked
-    assert graph_trust(page, cfg(4, 5, 0.0, 1.0), dense, []) == 0.0
-    assert graph_trust(page, RetrievalConfig(diffusion_trust_full=0), dense, []) == 1.0  # the old behaviour
-    assert graph_trust(page, cfg(4, 5, 1 / 3, 1.0), dense, walk) == pytest.approx(0.5)  # 2/3: half way
-    assert graph_trust(page, cfg(4, 4, 0.34, 0.66), dense, walk) == 0.0  # 1/3: at the floor
+    assert dense_agreement(page, cfg(3, 4), dense, walk) == 0.5  # pages {0, 7}: 1 of 2
+    assert dense_agreement(page, cfg(4, 4), dense, walk) == 1 / 3  # {0, 7, 4}; 4 is dense's 5th
+    assert dense_agreement(page, cfg(4, 5), dense, walk) == 2 / 3
+    assert dense_agreement(page, cfg(4, 0), dense, walk) == 0.0  # dense's best 0: nothing to agree with
+    assert dense_agreement(page, cfg(4, 5), dense, [(9, 1.0), (10, 0.5)]) == 0.0  # never ranked
+    assert dense_agreement(page, cfg(4, 5), dense, []) == 0.0
 
 
 def test_code_tables_and_images_earn_their_slot_beside_the_first_chunks(retriever):

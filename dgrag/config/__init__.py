@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..errors import ConfigError
-from .retrieval import (FITTED, GRAPH_WEIGHTS, MAX_BOUNDS, MAX_K, MAX_RANK_WEIGHT, MIN_PPR_PUSH_EPS, RENAMED,
-                        RetrievalConfig, upper_bound)
+from .retrieval import (FITTED, GRAPH_WEIGHTS, MAX_BOUNDS, MAX_K, MAX_RANK_WEIGHT, MIN_PPR_PUSH_EPS, REMOVED,
+                        RENAMED, RetrievalConfig, upper_bound)
 from .values import coerce as _coerce
 
-__all__ = ["Settings", "RetrievalConfig", "RENAMED", "GRAPH_WEIGHTS", "FITTED", "MAX_K", "MAX_BOUNDS",
+__all__ = ["Settings", "RetrievalConfig", "RENAMED", "REMOVED", "GRAPH_WEIGHTS", "FITTED", "MAX_K", "MAX_BOUNDS",
            "MIN_PPR_PUSH_EPS", "MAX_RANK_WEIGHT", "upper_bound", "PROJECT_ROOT", "DATA_DIR",
            "check_embedding_engine"]
 
@@ -226,7 +226,7 @@ class Settings:
         retrieval = RetrievalConfig()
         r_over = {
             name: env["DGRAG_RETRIEVAL_" + name.upper()]
-            for name in [*(f.name for f in fields(RetrievalConfig)), *RENAMED]
+            for name in [*(f.name for f in fields(RetrievalConfig)), *RENAMED, *REMOVED]
             if "DGRAG_RETRIEVAL_" + name.upper() in env
         }
         values["retrieval"] = retrieval.merged(r_over)

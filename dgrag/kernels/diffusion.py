@@ -119,7 +119,7 @@ def _push_seeds(st: _State, node_sim: np.ndarray, seeds: Seeds) -> None:
     # Seeds are the caller's choice: they bypass min_enqueue_score and the frontier cap.
     idx, w = _seed_arrays(seeds)
     for s, iw in zip(idx.tolist(), w.tolist()):
-        score = float(node_sim[s]) * iw / (1.0 + 0.0)
+        score = float(node_sim[s]) * iw  # sim * weight / (1 + cost), a seed's cost being 0
         if score > st.best_queued[s]:
             st.best_queued[s] = score
             heapq.heappush(st.heap, (-score, s, 0.0, -1, iw))

@@ -26,6 +26,15 @@ COLLECT = ("chunk", "code", "table", "image")
 # two entities (and from them, shared, to every chunk that mentions them)
 ENTITY_SHARE = 0.5
 CITED_K = 30  # the first results of each kind whose walk path is kept (graph_path_rowids, the picture)
+# the method `ppr` gives dense's passages where at most this share of the walk's best pages agree
+# with dense's (`dense_agreement`): the floor of the trust rule this replaced, where offline
+# facts' hubs put the walk's best pages (docs/benchmarks.md, "When the graph is trusted")
+PPR_FALLBACK_AGREEMENT = 1 / 3
+# stage 4's cross-encoder reorders a type's best FINAL_POOL_FACTOR x its quota, at least
+# FINAL_POOL_MIN (room below a quota of 2 for a result to rise into it); PPR keeps as many
+# candidates per type, so that the pool is full under either method
+FINAL_POOL_FACTOR = 3
+FINAL_POOL_MIN = 20
 PPR_NOTE = ("ppr (HippoRAG 2's walk) is an experimental comparison, not a method beside the default: on "
             "documentation it ranks below dense (docs/benchmarks.md, \"ppr on documentation\"); "
             "diffusion (the default) or dense answer better")
@@ -111,29 +120,21 @@ def run_diffusion(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact:
     # a type the index does not hold can never fill its quota: leave it out so "candidates
     # full" can stop the search (same result, far fewer expansions on e.g. a passage corpus)
     quotas = {t: q for t, q in quotas.items() if li.nodes_of_type(t).size > 0}
-    weighted = cfg.rank_mode == "evidence"
-    graph, trust = [], 0.0
-    wants_walk = cfg.rank_w_ppr > 0 if weighted else (cfg.diffusion_graph_fusion > 0 or cfg.diffusion_evidence_weight > 0)
-    if (facts.positions.size or exact) and wants_walk:
+    graph, agreement = [], 0.0
+    if (facts.positions.size or exact) and cfg.rank_w_ppr > 0:
         graph = run_ppr(li, cfg, qv, routes, exact, dense, fallback=False).ranked["chunk"][:cfg.diffusion_chunk_k]
-        # weighted, the trust only decides whether PPR gets places in the tail (`_weighted_chunks`)
-        trust = graph_trust(li.page_of(), cfg, chunks.positions, graph)
-    ev_weight = 0.0 if weighted else cfg.diffusion_evidence_weight * trust  # the ranking weighs it instead
-    ev = fact_evidence(li, facts, exact) if (ev_weight > 0 or (weighted and cfg.rank_w_evidence > 0)) else None
+        # it decides whether PPR gets places in the ranking's tail (`_weighted_chunks`)
+        agreement = dense_agreement(li.page_of(), cfg, chunks.positions, graph)
+    ev = fact_evidence(li, facts, exact) if cfg.rank_w_evidence > 0 else None  # the ranking weighs it
     res = diffuse(li.ga, sim, seeds, mandatory, quotas=quotas, max_expansions=cfg.diffusion_max_expansions,
                   per_node_neighbor_limit=cfg.diffusion_per_node_neighbor_limit,
                   max_frontier_size=cfg.diffusion_max_frontier_size, min_enqueue_score=cfg.diffusion_min_enqueue_score,
-                  time_budget_s=cfg.diffusion_time_budget_s, evidence_weight=ev_weight, evidence=ev,
-                  engine=cfg.diffusion_engine, vectors=dense.vectors())
+                  time_budget_s=cfg.diffusion_time_budget_s, engine=cfg.diffusion_engine, vectors=dense.vectors())
     ranked = _by_type(li, res.nodes, res.scores)
-    extra, why = {}, None
-    if weighted:
-        ranked["chunk"], extra, why = _weighted_chunks(li, cfg, query, chunks, ranked["chunk"], graph, ev, dense, trust)
-    elif graph and cfg.diffusion_graph_fusion * trust > 0:
-        ranked["chunk"] = fuse_ranks(ranked["chunk"], graph, cfg.diffusion_fusion_k, cfg.diffusion_graph_fusion * trust)
+    ranked["chunk"], extra, why = _weighted_chunks(li, cfg, query, chunks, ranked["chunk"], graph, ev, dense, agreement)
     cited = {n for kind in COLLECT for n, _ in ranked[kind][:CITED_K]}  # every item stage 4 may keep cites its path
     paths = {n: path_to(res, n) for n in sorted(cited)}
-    trace = {"expansions": res.expansions, "stop_reason": res.stop_reason, "graph_trust": round(trust, 4)}
+    trace = {"expansions": res.expansions, "stop_reason": res.stop_reason, "dense_agreement": round(agreement, 4)}
     if cfg.verbose:  # the inspector's picture; ~800 lookups a question otherwise thrown away
         trace.update(extra)
         trace.update(seeds=sorted(seeds.items(), key=lambda kv: -kv[1])[:60], mandatory=mandatory[:60],
@@ -155,10 +156,11 @@ def _known(sim: np.ndarray, cos: QueryCosines, nodes: np.ndarray) -> np.ndarray:
     return sim
 
 
-def _weighted_chunks(li, cfg: RetrievalConfig, query: str, chunks: Route, walked, graph, ev, dense, trust: float):
-    """The chunk ranking of `rank_mode: evidence` (ranking.py), its features for the trace and,
-    when verbose, what ranked each of its first chunks (`_why`). Where the fact-seeded PPR walk
-    is corroborated by dense (`trust` at least `rank_ppr_trust`), it also gets places in the
+def _weighted_chunks(li, cfg: RetrievalConfig, query: str, chunks: Route, walked, graph, ev, dense,
+                     agreement: float):
+    """The chunk ranking (ranking.py), its features for the trace and, when verbose, what ranked
+    each of its first chunks (`_why`). Where dense agrees with the fact-seeded PPR walk
+    (`agreement`, `dense_agreement`, at least `rank_ppr_agreement`), it also gets places in the
     tail (`ranking.interleave`): it finds the later hops (R@10) that one linear score ranks too
     low, and the head stays the weighted ranking's."""
     if cfg.rank_w_lexical > 0 and query:  # a weight of 0 costs nothing: no index built, no candidates
@@ -177,13 +179,13 @@ def _weighted_chunks(li, cfg: RetrievalConfig, query: str, chunks: Route, walked
     w = ranking.weights_of(cfg)
     by_score = ranked = ranking.rank(cands, F, w)
     by_ppr = [n for n, _ in graph[:cfg.rank_candidate_k]]  # every one a candidate (`ranking.candidates`)
-    places = cfg.rank_ppr_every > 0 and bool(by_ppr) and ranking.trusted(trust, cfg.rank_ppr_trust)
+    places = cfg.rank_ppr_every > 0 and bool(by_ppr) and agreement >= cfg.rank_ppr_agreement
     if places:
         ranked = ranking.interleave(ranked, by_ppr, cfg.rank_ppr_head, cfg.rank_ppr_every)
     at = {int(c): i for i, c in enumerate(cands.tolist())}
     why = _why(at, F, w, by_score, ranked, max(cfg.final_chunk_k, cfg.final_rerank_candidates)) if cfg.verbose else None
     return ranked, {"ranking": {"features": list(ranking.FEATURES), "weights": w.tolist(), "nodes": cands.tolist(),
-                                "values": np.round(F, 5).tolist(), "ppr_trust": round(trust, 4),
+                                "values": np.round(F, 5).tolist(), "ppr_agreement": round(agreement, 4),
                                 "ppr_order": [at[n] for n in by_ppr], "ppr_places": places}}, why
 
 
@@ -207,49 +209,28 @@ def _why(at: dict[int, int], F: np.ndarray, w: np.ndarray, by_score: list[tuple[
             for place, (n, s) in enumerate(ranked[:top])}
 
 
-def graph_trust(page: np.ndarray, cfg: RetrievalConfig, dense_ids: np.ndarray,
-                graph: list[tuple[int, float]]) -> float:
-    """How far the graph's own answer is corroborated by dense recall, in [0, 1].
-
-    `page` maps a node to its page (LoadedIndex.page_of), `dense_ids` are the stage-2
-    chunks best first, `graph` the walk's chunks best first. Of the pages holding the walk's
-    best `diffusion_trust_k` passages, the share that also hold one of the dense route's
-    best `diffusion_trust_dense_k`: no trust at or below `diffusion_trust_floor`, full from
-    `diffusion_trust_full`, linear between. Measured (docs/benchmarks.md, "When the graph is trusted"):
-    where extraction is good, the walk's best pages include the ones dense finds first (the
-    first hop) and it adds the rest (the next hops); where offline facts join unrelated pages
-    through common mentions, its best pages are hubs that dense never ranks, and the dense
-    ranking should stand."""
-    if cfg.diffusion_trust_full <= 0:
-        return 1.0
+def dense_agreement(page: np.ndarray, cfg: RetrievalConfig, dense_ids: np.ndarray,
+                    graph: list[tuple[int, float]]) -> float:
+    """How far dense recall agrees with the graph's own answer, in [0, 1]: of the pages holding
+    the walk's best `diffusion_trust_k` passages (`graph`, best first), the share that also
+    hold one of dense's best `diffusion_trust_dense_k` (`dense_ids`, the stage-2 chunks best
+    first; `page` maps a node to its page, LoadedIndex.page_of). Measured (docs/benchmarks.md,
+    "When the graph is trusted"): where extraction is good, the walk's best pages include the
+    ones dense finds first (the first hop) and it adds the rest (the next hops); where offline
+    facts join unrelated pages through common mentions, its best pages are hubs that dense never
+    ranks, and the dense ranking should stand. PPR gets places in the ranking from
+    `rank_ppr_agreement` (half), the method `ppr` falls back at PPR_FALLBACK_AGREEMENT (a third)."""
     top = np.fromiter((n for n, _ in graph[:cfg.diffusion_trust_k]), np.int64)
     walk = set(page[top].tolist())
     if not walk:
         return 0.0
     dense = set(page[dense_ids[:cfg.diffusion_trust_dense_k]].tolist())
-    agree = len(walk & dense) / len(walk)
-    floor = min(cfg.diffusion_trust_floor, cfg.diffusion_trust_full)
-    if agree <= floor:
-        return 0.0
-    return 1.0 if agree >= cfg.diffusion_trust_full else (agree - floor) / (cfg.diffusion_trust_full - floor)
-
-
-def fuse_ranks(chunks: list[tuple[int, float]], graph: list[tuple[int, float]], k: int,
-               weight: float) -> list[tuple[int, float]]:
-    """Reciprocal-rank fusion of the diffusion's chunks with the PPR walk from the same
-    fact-entity seeds: passages several hops from the matched facts (the second hop of a
-    multi-hop question) rise even when their own similarity to the question is low."""
-    fused: dict[int, float] = {}
-    for rank, (n, _) in enumerate(chunks):
-        fused[n] = fused.get(n, 0.0) + 1.0 / (k + rank)
-    for rank, (n, _) in enumerate(graph):
-        fused[n] = fused.get(n, 0.0) + weight / (k + rank)
-    return sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))
+    return len(walk & dense) / len(walk)
 
 
 def run_ppr(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact: list[int],
             dense: QueryCosines | None = None, fallback: bool = True) -> Stage3Result:
-    """HippoRAG 2: entity seeds from the top facts, passages at weight 0.05 of their dense score.
+    """HippoRAG 2: entity seeds from the top facts, passages at `ppr_passage_weight` of their dense score.
     `dense` is the question's cosines, when the caller has them already; `fallback`
     (the method `ppr`, not the diffusion's graph feature) gives dense's passages when the
     seeds are of no use."""
@@ -276,7 +257,7 @@ def run_ppr(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact: list[
         if 0 < k < rows.size:
             # restart mass on the best k passages only (same values, the tail left at 0): a
             # cheaper walk, since a restart on every passage makes the push visit the whole
-            # graph; off by default, as it changes which pages the trust rule sees (docs/benchmarks.md,
+            # graph; off by default, as it changes which pages the agreement rule sees (docs/benchmarks.md,
             # "Stage 3 at scale")
             keep = np.argpartition(-d, k - 1)[:k]
             rows, d = rows[keep], d[keep]
@@ -288,21 +269,21 @@ def run_ppr(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact: list[
         scores = ppr_igraph(li.igraph(), reset, damping=cfg.ppr_damping)
     else:
         scores = ppr_scipy(li.adjacency(), reset, damping=cfg.ppr_damping)
-    # as many candidates per type as stage 4's rerankers may read, at least the stage-3 quotas
     spread = {"chunk": cfg.diffusion_chunk_k, "code": cfg.diffusion_code_k, "table": cfg.diffusion_table_k,
               "image": cfg.diffusion_image_k}
     final = {"chunk": cfg.final_chunk_k, "code": cfg.final_code_k, "table": cfg.final_table_k,
              "image": cfg.final_image_k}
-    caps = {kind: max(spread[kind], 3 * final[kind], 20, cfg.final_rerank_candidates) for kind in COLLECT}
+    caps = {kind: max(spread[kind], FINAL_POOL_FACTOR * final[kind], FINAL_POOL_MIN, cfg.final_rerank_candidates)
+            for kind in COLLECT}
     ranked = _top_by_type(li, scores, caps)
     dense_ids = routes["chunk"].positions
     # HippoRAG 2's guard: with no fact or entity to start from, the walk only smears the dense
     # scores over the tree, so passages keep the dense ranking (code, tables and images still
     # come from the walk, which reaches them from those passages). Offline there is no LLM to
-    # filter the facts, so seeds that lead nowhere dense agrees with (not one page of the
-    # walk's best among dense's best: `graph_trust` 0) count as no seeds (`fallback`).
+    # filter the facts, so seeds that lead nowhere dense agrees with (at most a third of the
+    # walk's best pages among dense's best, PPR_FALLBACK_AGREEMENT) count as no seeds (`fallback`).
     useless = (fallback and cfg.ppr_fallback and entity_seeded
-               and graph_trust(li.page_of(), cfg, dense_ids, ranked["chunk"]) == 0.0)
+               and dense_agreement(li.page_of(), cfg, dense_ids, ranked["chunk"]) <= PPR_FALLBACK_AGREEMENT)
     if not entity_seeded or useless:
         ranked["chunk"] = list(zip(dense_ids.tolist(), routes["chunk"].score.tolist()))
     return Stage3Result(ranked, trace={"reset_nodes": int((reset > 0).sum()), "entity_seeded": entity_seeded,

@@ -30,8 +30,9 @@ from .loaded import LoadedIndex
 # the base of a candidate stage 2 did not keep: below its last one, so that with the other
 # weights at 0 the ranking is dense's to the end
 OUTSIDE_BASE = -0.1
-# the bridge credit of a passage naming n titles is divided by n ** BRIDGE_SHARE (chosen on
-# the dev splits between 0.5 and 1: docs/benchmarks.md, "The weighted chunk ranking")
+# the bridge credit of a passage naming n titles is divided by n ** BRIDGE_SHARE: by sqrt(n),
+# chosen on the dev splits over sharing by n (exponent 1; bench.ranker's objective 1,207.5
+# against 1,212.3) and not sharing (0) (docs/benchmarks.md, "The weighted chunk ranking")
 BRIDGE_SHARE = 0.5
 NO_SCORES = (np.zeros(0, np.int64), np.zeros(0))  # a source left out: (graph indices, scores)
 
@@ -230,12 +231,6 @@ def explained(F: np.ndarray, w: np.ndarray, i: int) -> list[dict]:
     rows = [{"feature": name, "weight": float(w[j]), "value": float(F[i, j]), "contribution": float(c[j])}
             for j, name in enumerate(FEATURES) if c[j] != 0]
     return sorted(rows, key=lambda r: -abs(r["contribution"]))
-
-
-def trusted(trust: float, bar: float) -> bool:
-    """`trust` reaches `bar`, up to rounding: half of PPR's pages corroborated is a trust of
-    (0.5 - 0.34) / 0.32, 0.49999999999999994 in floating point."""
-    return trust >= bar - 1e-9
 
 
 def interleave(ranked: list[tuple[int, float]], other: list[int], head: int, every: int) -> list[tuple[int, float]]:

@@ -18,8 +18,20 @@ from .confidence import Calibrations, Evidence, evidence
 from .context import build_references, merge_context
 from .explain import rowid_trace
 from .loaded import IndexHandle, LoadedIndex, QueryCosines
-from .methods import COLLECT, PPR_NOTE, earn_their_slot, run_dense, run_diffusion, run_ppr
+from .methods import (COLLECT, FINAL_POOL_FACTOR, FINAL_POOL_MIN, PPR_NOTE, earn_their_slot, run_dense,
+                      run_diffusion, run_ppr)
 from .stages import match_entities, recall_facts, recall_nodes, recall_nodes_sqlite_vec, rerank
+
+# what a reranker reads of a candidate (embed.embed_text: breadcrumb and prose first): more than
+# the 384 characters its vector holds, so that BM25 and a cross-encoder see past them, bounded so
+# that stage 2's 100 candidates a route stay cheap to read and score
+RERANK_TEXT_CHARS = 1000
+LLM_RERANK_TEXT_CHARS = 400  # per candidate in the final LLM rerank's prompt: 20 of them stay ~8k characters
+# the method dense has no graph to reach code / tables / images from its sections, so it recalls
+# them directly: this many times the diffusion's quota of each, for stage 4 to keep the ones on
+# the first chunks' pages (`final_media_pages`)
+DENSE_MEDIA_FACTOR = 4
+TRACE_ROUTE_TOP = 30  # entries of each stage-1/2 route the verbose trace keeps
 
 
 # ---- entry checks: what one request may ask for ----------------------------------------------
@@ -167,7 +179,7 @@ class Retriever:
                   "file": nodes("file", cfg.file_candidate_k), "chunk": nodes("chunk", cfg.chunk_candidate_k)}
         if cfg.method == "dense":  # no graph to reach code / tables / images: recall them directly
             for kind, k in (("code", cfg.diffusion_code_k), ("table", cfg.diffusion_table_k), ("image", cfg.diffusion_image_k)):
-                routes[kind] = nodes(kind, k * 4)
+                routes[kind] = nodes(kind, k * DENSE_MEDIA_FACTOR)
         return routes
 
     def _rerank(self, li: LoadedIndex, query: str, routes: dict[str, Route], cfg: RetrievalConfig,
@@ -183,7 +195,7 @@ class Retriever:
                     continue
             else:
                 nodes = rows.get(route.rowids(li))
-                texts = [embed_text(nodes[r], 1000) if r in nodes else "" for r in route.rowids(li)]
+                texts = [embed_text(nodes[r], RERANK_TEXT_CHARS) if r in nodes else "" for r in route.rowids(li)]
             out[kind] = rerank(route, query, texts, self.reranker, top_k.get(kind, route.size))
         return out
 
@@ -202,7 +214,8 @@ class Retriever:
         for kind in COLLECT:
             ranked = stage3.ranked.get(kind, [])
             if cfg.final_rerank_backend == "cross-encoder" and ranked:
-                ranked = self._cross_rerank(li, query, ranked[:max(quotas[kind] * 3, 20)], rows)
+                pool = max(quotas[kind] * FINAL_POOL_FACTOR, FINAL_POOL_MIN)
+                ranked = self._cross_rerank(li, query, ranked[:pool], rows)
             elif cfg.final_rerank_backend == "llm" and ranked and kind == "chunk":
                 ranked = self._llm_rerank(li, query, ranked[:cfg.final_rerank_candidates], rows)
             finals[kind] = ranked[:quotas[kind]]
@@ -213,7 +226,8 @@ class Retriever:
 
         rr = make_reranker(self.settings, "cross-encoder")
         nodes = rows.get(li.rowids[[i for i, _ in ranked]].tolist())
-        texts = [embed_text(nodes.get(int(li.rowids[i]), {"type": "x", "text": ""}), 1000) for i, _ in ranked]
+        texts = [embed_text(nodes.get(int(li.rowids[i]), {"type": "x", "text": ""}), RERANK_TEXT_CHARS)
+                 for i, _ in ranked]
         scores = rr.score(query, texts, np.array([s for _, s in ranked]))
         order = np.argsort(-scores, kind="stable")
         return [(ranked[i][0], float(scores[i])) for i in order]
@@ -229,7 +243,7 @@ class Retriever:
         if llm is None:
             return ranked
         nodes = rows.get(li.rowids[[i for i, _ in ranked]].tolist())
-        lines = [f"[{k}] {embed_text(nodes[int(li.rowids[i])], 400)}" for k, (i, _) in enumerate(ranked)
+        lines = [f"[{k}] {embed_text(nodes[int(li.rowids[i])], LLM_RERANK_TEXT_CHARS)}" for k, (i, _) in enumerate(ranked)
                  if int(li.rowids[i]) in nodes]
         prompt = render("final_rerank", language_of(query), question=query, candidates="\n".join(lines))
         try:
@@ -244,9 +258,10 @@ class Retriever:
         def ids(idx):
             return [str(x) for x in li.rowids[np.asarray(idx, dtype=np.int64)].tolist()] if len(idx) else []
 
-        trace = {"routes": {k: {"rowids": [str(x) for x in r.rowids(li, 30)] if k != "fact" else r.rowids(li, 30),
-                                "cosine": np.round(r.cosine[:30], 4).tolist(),
-                                "score": np.round(r.score[:30], 4).tolist()} for k, r in routes.items()},
+        top = TRACE_ROUTE_TOP
+        trace = {"routes": {k: {"rowids": [str(x) for x in r.rowids(li, top)] if k != "fact" else r.rowids(li, top),
+                                "cosine": np.round(r.cosine[:top], 4).tolist(),
+                                "score": np.round(r.score[:top], 4).tolist()} for k, r in routes.items()},
                  "exact_entities": ids(exact)}
         st = rowid_trace(li, stage3.trace, stage3.paths)
         trace["stage3"] = st

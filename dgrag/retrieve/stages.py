@@ -13,6 +13,15 @@ from . import fact_ann
 from .loaded import LoadedIndex, QueryCosines
 
 _TERM = re.compile(f"@?[A-Za-z_][\\w.\\-]*(?:\\(\\))?|[{IDEOGRAPHS}]+")
+# a question's candidate entity names: runs of up to MAX_NAME_WORDS words, and (CJK has no spaces)
+# every substring of CJK_NAME_CHARS characters; bounded, so that a long question costs a few
+# hundred dictionary look-ups, not a number that grows with its square
+MAX_NAME_WORDS = 4
+CJK_NAME_CHARS = (2, 12)
+# names shorter than this match by accident (a letter, `id`, `ui`): CJK names from 2 characters,
+# others from 3
+MIN_NAME_CHARS, MIN_ASCII_NAME_CHARS = 2, 3
+EXACT_ENTITIES = 20  # entities matched by name that seed stage 3 (the longest names first)
 
 
 def recall_nodes(li: LoadedIndex, qv: np.ndarray, kind: str, k: int, cos: QueryCosines | None = None) -> Route:
@@ -46,28 +55,29 @@ def recall_facts(li: LoadedIndex, qv: np.ndarray, k: int, ann_breadth: int = 0) 
 
 def query_terms(query: str) -> list[str]:
     """Candidate entity names in a question: identifiers, decorators, API names, word
-    n-grams (1-4), and CJK substrings (2-12 characters)."""
+    n-grams (1 to MAX_NAME_WORDS), and CJK substrings (CJK_NAME_CHARS)."""
     terms: list[str] = []
     tokens = _TERM.findall(query)
     for i, tok in enumerate(tokens):
         if IDEOGRAPH.match(tok):
             n = len(tok)
-            terms += [tok[a:b] for a in range(n) for b in range(a + 2, min(n, a + 12) + 1)]
+            shortest, longest = CJK_NAME_CHARS
+            terms += [tok[a:b] for a in range(n) for b in range(a + shortest, min(n, a + longest) + 1)]
             continue
-        for j in range(i + 1, min(len(tokens), i + 4) + 1):
+        for j in range(i + 1, min(len(tokens), i + MAX_NAME_WORDS) + 1):
             terms.append(" ".join(tokens[i:j]))
         if tok.endswith("()"):
             terms.append(tok[:-2])
     return terms
 
 
-def match_entities(li: LoadedIndex, query: str, limit: int = 20) -> list[int]:
+def match_entities(li: LoadedIndex, query: str, limit: int = EXACT_ENTITIES) -> list[int]:
     """NodeRAG's accurate search: entity nodes whose normalised name is a term of the query.
     Longer names first (more specific); single letters and stop-length names are ignored."""
     found: dict[int, int] = {}
     for term in query_terms(query):
         norm = normalize_entity(term)
-        if len(norm) < 2 or (norm.isascii() and len(norm) < 3):
+        if len(norm) < MIN_NAME_CHARS or (norm.isascii() and len(norm) < MIN_ASCII_NAME_CHARS):
             continue
         idx = li.entity_by_name.get(norm)
         if idx is not None:

@@ -24,7 +24,7 @@ SETTINGS_SLIDERS = [  # (parameter, minimum, maximum, step)
     ("final_chunk_k", 1, 30, 1), ("final_code_k", 0, 10, 1), ("final_table_k", 0, 10, 1),
     ("final_image_k", 0, 10, 1), ("chunk_top_k", 5, 100, 5), ("diffusion_chunk_k", 10, 200, 10),
     ("diffusion_time_budget_s", 0.1, 5.0, 0.1), ("diffusion_max_expansions", 500, 30000, 500),
-    ("diffusion_evidence_weight", 0.0, 3.0, 0.1),
+    ("rank_ppr_agreement", 0.0, 1.0, 0.05),
 ]
 
 
