@@ -348,11 +348,10 @@ INCLUDE_SYNTAX = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(INCLUDE_SYNTAX))
-def test_each_generators_includes_are_read_refused_outside_the_root_and_reported_missing(name, tmp_path):
+def _with_includes(name: str, tmp_path: Path) -> tuple[Path, str, str, Path]:
     """The fixture site in a repository folder, one of its pages given three includes in its
-    generator's own syntax: a file of the repository (read in), one outside it (refused and
-    reported, its text nowhere in the index) and one that is not there (reported)."""
+    generator's own syntax: a file of the repository, one outside it and one that is not there.
+    Returns (root, page, the outside target as written, the file read in)."""
     import os
     import shutil
 
@@ -362,23 +361,45 @@ def test_each_generators_includes_are_read_refused_outside_the_root_and_reported
     page, syntax, inside = INCLUDE_SYNTAX[name]
     if name == "docusaurus":
         (root / "docs/guides/example.js").write_text("export const answer = 42;\n")
-    outside = os.path.relpath(tmp_path / "secret.txt", (root / page).parent if name != "mkdocs" else root)
-    lines = [syntax.format(t, n=i) for i, t in enumerate((inside, outside, inside.replace("example", "nope")
-                                                                 .replace("snippet", "nope").replace("main", "nope")))]
+    base = root if name == "mkdocs" else (root / page).parent  # snippets resolve from the repository
+    outside = os.path.relpath(tmp_path / "secret.txt", base)
+    missing = inside.replace("example", "nope").replace("snippet", "nope").replace("main", "nope")
+    lines = [syntax.format(t, n=i) for i, t in enumerate((inside, outside, missing))]
     with (root / page).open("a", encoding="utf-8") as f:
         f.write("\n## Included here\n\n" + "\n".join(lines))
-    s = Settings(db_path=tmp_path / "i.db", docs_root=root)
+    return root, page, outside, (base / inside).resolve()
+
+
+def _index_texts(s: Settings):
     with Store(s.db_path) as st:
         rep = index_folder(s, st)
         texts = "\n".join(f"{t}\n{p or ''}" for t, p in st.con.execute("SELECT text, prose FROM nodes"))
+    return rep, texts
+
+
+@pytest.mark.parametrize("name", sorted(INCLUDE_SYNTAX))
+def test_each_generators_includes_are_read_refused_outside_the_root_and_reported_missing(name, tmp_path):
+    """Read in, refused and reported (its text nowhere in the index), reported missing."""
+    root, page, outside, read = _with_includes(name, tmp_path)
+    rep, texts = _index_texts(Settings(db_path=tmp_path / "i.db", docs_root=root))
     assert rep.site["generator"] != "plain"
     assert rep.dialect["includes_refused"] == [f"{page}: {outside}"]
     assert rep.dialect["includes_missing"] and all(m.startswith(f"{page}: ") and "nope" in m
                                                    for m in rep.dialect["includes_missing"])
     assert "TOP SECRET" not in texts
-    read = (root / page).parent / inside if name not in ("mkdocs",) else root / inside
     first = read.read_text(encoding="utf-8").splitlines()[-1 if name == "vitepress" else 0]
     assert first in texts and rep.dialect["includes_read"] >= 1
+
+
+@pytest.mark.parametrize("name", sorted(INCLUDE_SYNTAX))
+def test_each_generators_page_is_indexed_again_when_a_file_it_includes_changes(name, tmp_path):
+    root, page, _, read = _with_includes(name, tmp_path)
+    s = Settings(db_path=tmp_path / "i.db", docs_root=root)
+    _index_texts(s)
+    assert _index_texts(s)[0].files_indexed == 0
+    read.write_text(read.read_text(encoding="utf-8") + "\nchanged_after_indexing = 1\n", encoding="utf-8")
+    rep, texts = _index_texts(s)
+    assert rep.files_indexed >= 1 and "changed_after_indexing = 1" in texts
 
 
 def test_an_include_bomb_is_bounded_and_reported(tmp_path):
