@@ -178,10 +178,10 @@ def drop_derivable_urls(con) -> int:
         except (KeyError, IndexError, ValueError):
             return 0  # a template that does not format: every URL stays as stored
     con.executemany("UPDATE nodes SET source_url = NULL WHERE rowid = ?", same)
+    site = 0
     if not template:  # the sections' URLs on the site, where the indexer gave them (no template)
-        same += con.execute(f"UPDATE nodes AS n SET source_url = NULL WHERE n.source_url = {SITE_URL} "
-                            "RETURNING rowid").fetchall()
-    return len(same)
+        site = con.execute(f"UPDATE nodes AS n SET source_url = NULL WHERE n.source_url = {SITE_URL}").rowcount
+    return len(same) + max(site, 0)
 
 
 def store_text_once(con) -> int:
