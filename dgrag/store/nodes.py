@@ -251,7 +251,8 @@ def page_sections(con, path: str) -> list[tuple[str, str, str, int, str]]:
     """(id, breadcrumb, source_url, line_start, language) of a page's chunks in reading order:
     where an answer's follow-ups come from (the next section, the other language's)."""
     template = _template(con)
-    rows = con.execute(f"SELECT n.id, coalesce(n.breadcrumb, ''), n.source_url, {SITE_URL}, n.line_start, n.line_end, "
+    rows = con.execute(f"SELECT n.id, coalesce(n.breadcrumb, ''), n.source_url, "
+                       f"CASE WHEN n.source_url IS NULL THEN {SITE_URL} END, n.line_start, n.line_end, "
                        "coalesce(n.language, '') FROM nodes n WHERE n.type = 'chunk' AND n.source_path = ? "
                        "ORDER BY coalesce(n.line_start, 0), n.rowid", (path,)).fetchall()
     return [(i, crumb, _url(template, url, site, path, a, b), a or 0, lang)
@@ -267,7 +268,7 @@ def page_outline(con) -> list[tuple[str, str, str, int, str, str, str]]:
         "SELECT source_path, type, id, line_start, CASE WHEN instr(text, char(10)) > 0 "
         "THEN substr(text, 1, instr(text, char(10)) - 1) ELSE text END, source_url, site, line_end, breadcrumb FROM "
         f"(SELECT n.source_path, n.type, n.id, coalesce(n.line_start, 0) AS line_start, {TEXT} AS text, n.rowid, "
-        f"n.source_url, {SITE_URL} AS site, n.line_end, coalesce(n.breadcrumb, '') AS breadcrumb FROM nodes n "
+        f"n.source_url, CASE WHEN n.source_url IS NULL THEN {SITE_URL} END AS site, n.line_end, coalesce(n.breadcrumb, '') AS breadcrumb FROM nodes n "
         "WHERE n.type IN ('chunk', 'code') AND n.source_path IS NOT NULL) "
         "ORDER BY source_path, line_start, rowid").fetchall()
     return [(path, kind, i, a, first, _url(template, url, site, path, a or None, b), crumb)
