@@ -45,6 +45,9 @@ def embed_pending(store: Store, embedder, settings: Settings, progress: Progress
     """
     progress = progress or (lambda stage, done, total: None)
     pending = store.nodes.pending_embedding(kinds=kinds)
+    if pending:
+        with store.write_lock:  # a compact copy's is built here, before the first look-up
+            store.nodes.ensure_hash_index()
     by_type: dict[str, list[dict]] = {}
     for _, kind, node in pending:
         by_type.setdefault(kind, []).append(node)

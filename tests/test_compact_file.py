@@ -176,3 +176,73 @@ def test_new_facts_reuse_the_vector_of_their_text_in_a_compact_file(tmp_path):
     assert np.allclose(got[40], held["facts"][3]) and np.allclose(got[45], held["facts"][3])
     assert np.allclose(got[41], held["facts"][14])
     assert np.array_equal(got[42], got[44]) and not np.allclose(got[42], got[43])
+
+
+SITE_PAGE = """# Guide
+
+## Install
+
+Run the installer first.
+
+```bash
+npm add -D vitepress
+```
+
+| option | what |
+|---|---|
+| base | the base path |
+
+## Use
+
+Nothing here.
+"""
+
+
+def _site(root):
+    (root / "docs/.vitepress").mkdir(parents=True)
+    (root / "docs/.vitepress/config.mts").write_text("export default { sitemap: { hostname: 'https://h.io' } }\n")
+    (root / "docs/guide.md").write_text(SITE_PAGE, encoding="utf-8")
+    return root
+
+
+def _stored(path):
+    with Store(path, readonly=True) as st:
+        rows = st.con.execute("SELECT type, text, text_in, source_url FROM nodes WHERE type IN ('code', 'table') "
+                              "ORDER BY rowid").fetchall()
+        index = st.con.execute("SELECT 1 FROM sqlite_master WHERE name = 'nodes_embed_hash'").fetchone()
+    return rows, index is not None
+
+
+def test_a_compact_site_index_stores_code_and_tables_once_and_reads_them_back(tmp_path, hash_embedder):
+    """The text of a code block and a table lives in its section's chunk alone and the sections'
+    site URLs are derived; every reader sees what the original holds, and a page indexed again
+    into the compact copy keeps its code's text and URL when the section around it changes."""
+    from dgrag.config import Settings
+    from dgrag.ingest.pipeline import index_folder
+
+    root = _site(tmp_path / "site")
+    src, small = tmp_path / "src.db", tmp_path / "small.db"
+    with Store(src) as st:
+        index_folder(Settings(db_path=src, docs_root=root), st, hash_embedder)
+        st.copy_to(small)
+    rows, has_index = _stored(small)
+    assert [(k, t, u) for k, t, _, u in rows] == [("code", "", None), ("table", "", None)]
+    assert all(at is not None for _, _, at, _ in rows) and not has_index
+    with Store(small, readonly=True) as st, Store(src, readonly=True) as orig:
+        ids = orig.nodes.of_type(["file", "chunk", "code", "table"])
+        assert st.nodes.by_rowids(ids) == orig.nodes.by_rowids(ids)
+        assert st.nodes.page_outline() == orig.nodes.page_outline()
+        assert st.nodes.page_sections("docs/guide.md") == orig.nodes.page_sections("docs/guide.md")
+        code = [n for n in orig.nodes.by_rowids(ids) if n["type"] == "code"][0]
+    assert code["text"] == "npm add -D vitepress" and code["source_url"] == "https://h.io/guide.html#install"
+
+    (root / "docs/guide.md").write_text(SITE_PAGE.replace("Run the installer first.", "Install it."), encoding="utf-8")
+    with Store(small) as st:
+        rep = index_folder(Settings(db_path=small, docs_root=root), st, hash_embedder)
+        after = [n for n in st.nodes.by_rowids(st.nodes.of_type(["code"]))]
+    assert rep.files_indexed == 1
+    assert [(n["text"], n["source_url"]) for n in after] == [(code["text"], code["source_url"])]
+    rows, has_index = _stored(small)
+    assert [(k, t, at, u) for k, t, at, u in rows] == [
+        ("code", code["text"], None, code["source_url"]), ("table", rows[1][1], None, "https://h.io/guide.html#install")]
+    assert rows[1][1].startswith("| option | what |") and has_index  # the first embedding built it again

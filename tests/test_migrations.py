@@ -23,7 +23,7 @@ SCHEMA = {
     "meta": ["key", "value"],
     "nodes": ["rowid", "id", "type", "text", "summary", "summary_source", "embed_hash", "breadcrumb",
               "source_path", "line_start", "line_end", "source_url", "language", "content_hash", "meta",
-              "prose", "entity_name", "entity_norm"],
+              "prose", "entity_name", "entity_norm", "text_in", "text_at", "text_len"],
     "edges": ["src", "dst", "type", "weight"],
     "links": ["src", "target_path", "anchor"],
     "images": ["sha256", "data", "format", "width", "height", "dhash", "phash", "representative"],
@@ -48,6 +48,7 @@ INDEXES = {
     "chunk_entities_entity": "chunk_entities", "facts_pair": "facts",
     "facts_pending": "facts", "nodes_entity_norm": "nodes",
     "fact_vector_alias_same_as": "fact_vector_alias", "asked_at": "asked", "feedback_answer": "feedback",
+    "nodes_text_in": "nodes",
 }
 TABLES_OF_0001 = {"schema_migrations", "meta", "nodes", "edges", "links", "images", "files"}
 RELEASED = {  # a released migration is never edited: a change goes into a new numbered file
@@ -60,9 +61,11 @@ RELEASED = {  # a released migration is never edited: a change goes into a new n
     (7, "derived_context"): "19b36eb7fcc93ad9527379c509d95fed6dbace296d5d397c7e2abf0ad950769b",
     (8, "smaller_file"): "547e4624c69608f86646dd14fadf8920ecb051d9e8a9c08f8ad79792c089460e",
     (9, "asked"): "7761ffeb7ecae23092479cfae08af1c406836facd4cb890e43e3f8fe0dca0992",
+    (10, "text_once"): "d4f51f835e87dfc79bd2c4f58f07f94ed888d1f7fceabd2e063c5c5b619b0ae2",
 }
 APPLIED = [(1, "index"), (2, "semantic"), (3, "graph_cache"), (4, "named_columns"), (5, "one_vector_each"),
-           (6, "ann_index"), (7, "derived_context"), (8, "smaller_file"), (9, "asked")]
+           (6, "ann_index"), (7, "derived_context"), (8, "smaller_file"), (9, "asked"),
+           (10, "text_once")]
 
 
 def _schema(con) -> tuple[dict[str, list[str]], dict[str, str]]:
@@ -77,7 +80,7 @@ def test_migrations_ship_inside_the_package():
     package_dir = Path(dgrag.__file__).resolve().parent
     assert Path(str(MIGRATIONS_DIR)).resolve().is_relative_to(package_dir)
     assert [(v, n) for v, n, _ in migration_files()] == sorted(RELEASED)
-    assert latest_version() == 9
+    assert latest_version() == 10
 
 
 def test_released_migration_files_are_unchanged():
@@ -89,7 +92,7 @@ def test_released_migration_files_are_unchanged():
 def test_migrate_blank(tmp_path):
     con = open_connection(tmp_path / "blank.db")
     assert applied_version(con) == 0
-    assert migrate(con) == 9
+    assert migrate(con) == 10
     tables, indexes = _schema(con)
     assert tables == SCHEMA
     assert indexes == INDEXES
@@ -97,8 +100,8 @@ def test_migrate_blank(tmp_path):
     assert [(v, n) for v, n, _ in rows] == APPLIED
     assert all(at.endswith("+00:00") for _, _, at in rows)
     # a second run applies nothing
-    assert migrate(con) == 9
-    assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 9
+    assert migrate(con) == 10
+    assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 10
     con.close()
 
 

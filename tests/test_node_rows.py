@@ -10,7 +10,7 @@ import dgrag.store.rows as rows_module
 from dgrag.retrieve.retriever import Retriever
 from dgrag.store import NodeRows, Store
 
-_ROWIDS = re.compile(r"FROM nodes WHERE rowid IN \(([\d,]+)\)")
+_ROWIDS = re.compile(r"FROM nodes(?: n)? WHERE (?:n\.)?rowid IN \(([\d,]+)\)")
 
 
 def _traced(con) -> Counter:

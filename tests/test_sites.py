@@ -310,9 +310,11 @@ def test_a_vitepress_code_import_is_read_but_not_inside_a_fence(tmp_path):
     assert "```bash\nnpx vitepress init\n```" in text and "<<< @/filepath" in text and not rep.missing
 
 
-@pytest.mark.parametrize("name", ["mkdocs", "docusaurus", "vitepress"])
-def test_no_raw_marker_in_entity_names_or_fact_texts(name, tmp_path):
-    """The offline semantic layer of a fixture site: what it names is the text, not the markup."""
+@pytest.mark.parametrize("name", sorted(p.parent.name for p in SITES.glob("*/expected_urls.json")))
+def test_no_raw_marker_in_entity_names_fact_texts_or_embedded_texts(name, tmp_path):
+    """The offline semantic layer of each generator's fixture site: what it names, and what each
+    node's vector embeds, is the text, not the markup."""
+    from dgrag.embed import embed_text
     from dgrag.workflows import offline_layer
 
     s = Settings(db_path=tmp_path / "i.db", docs_root=SITES / name, embedder="hash")
@@ -322,9 +324,82 @@ def test_no_raw_marker_in_entity_names_or_fact_texts(name, tmp_path):
         names = [r[0] for r in st.con.execute("SELECT entity_name FROM nodes WHERE type='entity'")]
         facts = [r[0] for r in st.con.execute("SELECT text FROM facts")]
         crumbs = [r[0] for r in st.con.execute("SELECT breadcrumb FROM nodes")]
-    assert names and facts
-    for text in names + facts + crumbs:
+        nodes = st.nodes.by_rowids(st.nodes.of_type(["file", "chunk", "table", "entity"]))
+    embedded = [embed_text(n, 4000) for n in nodes]
+    assert names and facts and len(embedded) > 5
+    for text in names + facts + crumbs + embedded:
+        for shown in AS_PUBLISHED.get(name, ()):
+            text = text.replace(shown, "")
         assert raw_markers(text) == {}, text
+
+
+# text the published page itself shows: a marker quoted as inline code, braces Starlight keeps
+AS_PUBLISHED = {"mkdocs": ("via --8<--",), "vitepress": ("via <!--@include: -->",), "starlight": ("{#my-id}",)}
+
+
+# per generator: a page of its fixture site, its include syntax for a target, a file it reads
+INCLUDE_SYNTAX = {
+    "mkdocs": ("docs/guide/first-steps.md", '--8<-- "{}"\n', "snippets/example.py"),
+    "vitepress": ("docs/guide/getting-started.md", "<!--@include: {}-->\n", "./parts/snippet.md"),
+    "mdbook": ("src/chapter_1.md", "```rust\n{{{{#include {}}}}}\n```\n", "../listings/ex1/src/main.rs"),
+    "sphinx-myst": ("docs/guide.md", "```{{literalinclude}} {}\n:language: python\n```\n", "../code/example.py"),
+    "docusaurus": ("docs/guides/setup.mdx", "import Part{n} from '!!raw-loader!{}';\n\n<CodeBlock>{{Part{n}}}</CodeBlock>\n",
+                   "./example.js"),
+}
+
+
+def _with_includes(name: str, tmp_path: Path) -> tuple[Path, str, str, Path]:
+    """The fixture site in a repository folder, one of its pages given three includes in its
+    generator's own syntax: a file of the repository, one outside it and one that is not there.
+    Returns (root, page, the outside target as written, the file read in)."""
+    import os
+    import shutil
+
+    root = tmp_path / "repo"
+    shutil.copytree(SITES / name, root)
+    (tmp_path / "secret.txt").write_text("TOP SECRET\n")
+    page, syntax, inside = INCLUDE_SYNTAX[name]
+    if name == "docusaurus":
+        (root / "docs/guides/example.js").write_text("export const answer = 42;\n")
+    base = root if name == "mkdocs" else (root / page).parent  # snippets resolve from the repository
+    outside = os.path.relpath(tmp_path / "secret.txt", base)
+    missing = inside.replace("example", "nope").replace("snippet", "nope").replace("main", "nope")
+    lines = [syntax.format(t, n=i) for i, t in enumerate((inside, outside, missing))]
+    with (root / page).open("a", encoding="utf-8") as f:
+        f.write("\n## Included here\n\n" + "\n".join(lines))
+    return root, page, outside, (base / inside).resolve()
+
+
+def _index_texts(s: Settings):
+    with Store(s.db_path) as st:
+        rep = index_folder(s, st)
+        texts = "\n".join(f"{t}\n{p or ''}" for t, p in st.con.execute("SELECT text, prose FROM nodes"))
+    return rep, texts
+
+
+@pytest.mark.parametrize("name", sorted(INCLUDE_SYNTAX))
+def test_each_generators_includes_are_read_refused_outside_the_root_and_reported_missing(name, tmp_path):
+    """Read in, refused and reported (its text nowhere in the index), reported missing."""
+    root, page, outside, read = _with_includes(name, tmp_path)
+    rep, texts = _index_texts(Settings(db_path=tmp_path / "i.db", docs_root=root))
+    assert rep.site["generator"] != "plain"
+    assert rep.dialect["includes_refused"] == [f"{page}: {outside}"]
+    assert rep.dialect["includes_missing"] and all(m.startswith(f"{page}: ") and "nope" in m
+                                                   for m in rep.dialect["includes_missing"])
+    assert "TOP SECRET" not in texts
+    first = read.read_text(encoding="utf-8").splitlines()[-1 if name == "vitepress" else 0]
+    assert first in texts and rep.dialect["includes_read"] >= 1
+
+
+@pytest.mark.parametrize("name", sorted(INCLUDE_SYNTAX))
+def test_each_generators_page_is_indexed_again_when_a_file_it_includes_changes(name, tmp_path):
+    root, page, _, read = _with_includes(name, tmp_path)
+    s = Settings(db_path=tmp_path / "i.db", docs_root=root)
+    _index_texts(s)
+    assert _index_texts(s)[0].files_indexed == 0
+    read.write_text(read.read_text(encoding="utf-8") + "\nchanged_after_indexing = 1\n", encoding="utf-8")
+    rep, texts = _index_texts(s)
+    assert rep.files_indexed >= 1 and "changed_after_indexing = 1" in texts
 
 
 def test_an_include_bomb_is_bounded_and_reported(tmp_path):

@@ -32,6 +32,10 @@ _MDINCLUDE = re.compile(r"\{!>?\s*([^!\s]+)\s*!\}")
 _VP_SNIPPET = re.compile(r"^\s*<<<\s+(\S+?)(?:\{[^}]*\})?(?:\s+\[[^\]]*\])?\s*$")
 _VITEPRESS = re.compile(r"<!--\s*@include:\s*([^\s{#]+?)(?:#([\w-]+))?(?:\{(\d*),(\d*)\})?\s*-->")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})(.*)$")
+# the code files a parsed page's directives read (`read_code`), found before parsing: MyST's
+# literalinclude (a fence or a colon fence) and an MDX raw-loader import
+_DIRECTIVE_FILE = re.compile(r"^\s*(?:`{3,}|~{3,}|:{3,})\s*\{literalinclude\}\s+(\S+)"
+                             r"|import\s+\w+\s+from\s+['\"]!!?raw-loader!([^'\"]+)['\"]", re.M)
 _ANCHOR_LINE = re.compile(r"(ANCHOR|ANCHOR_END):\s*[\w-]+")
 _SECTION_LINE = re.compile(r"-{1,}8<-{1,}\s*\[(start|end):[\w-]+\]")
 EXT_LANG = {"py": "python", "js": "javascript", "ts": "typescript", "jsx": "jsx", "tsx": "tsx", "rs": "rust",
@@ -104,6 +108,15 @@ class Includes:
         full = self._resolve(target, posixpath.dirname(page_path), report)
         lines = self._read(full, report) if full else None
         return "\n".join(lines).rstrip("\n") if lines is not None else None
+
+    def code_file_digests(self, page_path: str, text: str) -> dict[str, str]:
+        """file -> sha256 of each code file the page's directives name (`read_code` reads them
+        while the page is parsed, after its digest is taken): so that a change to one of them
+        indexes the page again, as a change to a file it includes does."""
+        scratch = IncludeReport()
+        for m in _DIRECTIVE_FILE.finditer(text):
+            self.read_code(m.group(1) or m.group(2), page_path, scratch)
+        return scratch.digests
 
     # ---- expanding a page -------------------------------------------------------------------
     def expand(self, page_path: str, text: str) -> tuple[str, list[int], IncludeReport]:

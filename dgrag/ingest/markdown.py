@@ -379,6 +379,9 @@ class _PageParser:
 
     def _inline(self, tok) -> None:
         self.target = ""  # a target before a paragraph names the paragraph, not the next heading
+        if self.mdx and _CODE_REF.fullmatch(tok.content.strip()):
+            # `<CodeBlock>{X}</CodeBlock>` on one line is no HTML block for CommonMark: a paragraph
+            return self._component(tok)
         start = tok.map[0] if tok.map else 0
         chunk = self._ensure_chunk(start)
         text = inline_text(tok)

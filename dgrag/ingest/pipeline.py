@@ -224,7 +224,7 @@ class Indexer:
         except ValueError as exc:
             return self._skip(path, hashlib.sha256(data).hexdigest(), str(exc))
         text, line_map, inc = self.includes.expand(path, text)
-        digest = self._digest(path, data, inc)
+        digest = self._digest(path, data, {**inc.digests, **self.includes.code_file_digests(path, text)})
         if logged and logged[0] == digest and logged[1] in ("ok", "skipped"):
             self.report.files_unchanged += 1
             return None
@@ -253,12 +253,14 @@ class Indexer:
         self.report.problems.extend(f"{path}: {p}" for p in page.problems)
         return None
 
-    def _digest(self, path: str, data: bytes, inc: IncludeReport) -> str:
-        """The page's bytes, and for a site page its URL and included files: a page whose
-        include changed is parsed again. A plain page's digest is its bytes' alone."""
+    def _digest(self, path: str, data: bytes, included: dict[str, str]) -> str:
+        """The page's bytes, and for a site page its URL and included files (`included`: file
+        -> sha256): a page whose include changed is parsed again. A plain page's digest is its
+        bytes' alone."""
         h = hashlib.sha256(data)
-        if inc.digests or self.site.parts:
-            h.update(f"\0{self.site.page_url(path)}\0{inc.digest() if inc.digests else ''}".encode())
+        if included or self.site.parts:
+            h.update(f"\0{self.site.page_url(path)}\0{IncludeReport(digests=included).digest() if included else ''}"
+                     .encode())
         return h.hexdigest()
 
     def _skip(self, path: str, digest: str | None, reason: str) -> None:

@@ -16,9 +16,27 @@ COLUMNS = (
 #    code, tables and images; entity_name / entity_norm: an entity's display and normalised name
 
 __all__ = ["of_file", "page_sections", "page_outline", "file_rowids", "rowids_of", "insert", "update_position", "update", "image_by_sha", "set_image_sha",
-           "delete", "redirect", "by_id", "by_rowids", "of_type", "page_chunks", "drop_derivable_urls", "texts_of_type", "count_of_pages", "set_summary",
+           "delete", "redirect", "by_id", "by_rowids", "of_type", "page_chunks", "drop_derivable_urls", "store_text_once",
+           "drop_hash_index", "ensure_hash_index",
+           "texts_of_type", "count_of_pages", "set_summary",
            "unreferenced_images",
            "pending_embedding", "gc_entities", "insert_bulk", "table", "counts"]
+
+
+# A node's text where a compact copy left it in its chunk (schema 10: `store_text_once`), read
+# as if stored: `n` is the node's row
+TEXT = ("CASE WHEN n.text_in IS NULL THEN n.text ELSE coalesce((SELECT substr(c.text, n.text_at + 1, n.text_len) "
+        "FROM nodes c WHERE c.rowid = n.text_in), '') END")
+
+# A section's URL on the published site (its page's URL and its heading's anchor; a code block's
+# or a table's, its section's, through `text_in`), NULL where the page has none: a compact copy
+# leaves out the URLs it gives back (`drop_derivable_urls`)
+_PAGE_URL = ("(SELECT json_extract(f.meta, '$.url') FROM nodes f WHERE f.type = 'file' "
+             "AND f.source_path = n.source_path)")
+_ANCHOR = ("CASE n.type WHEN 'chunk' THEN json_extract(n.meta, '$.anchor') WHEN 'file' THEN NULL "
+           "ELSE (SELECT json_extract(c.meta, '$.anchor') FROM nodes c WHERE c.rowid = n.text_in) END")
+SITE_URL = (f"CASE WHEN n.type IN ('file', 'chunk', 'code', 'table') AND {_PAGE_URL} GLOB 'http*://*' "
+            f"THEN {_PAGE_URL} || coalesce('#' || nullif({_ANCHOR}, ''), '') END")
 
 
 def _marks(n: int) -> str:
@@ -64,8 +82,9 @@ def update(con, rowid: int, node: dict) -> None:
     cols = [c for c in COLUMNS if c not in ("id", "type")]
     values = [node.get(c) for c in cols]
     values[cols.index("meta")] = _meta_json(node)
-    con.execute(f"UPDATE nodes SET {', '.join(f'{c}=?' for c in cols)}, embed_hash=NULL WHERE rowid=?",
-                values + [rowid])
+    _keep_texts_in(con, [rowid])
+    con.execute(f"UPDATE nodes SET {', '.join(f'{c}=?' for c in cols)}, embed_hash=NULL, text_in=NULL, "
+                "text_at=NULL, text_len=NULL WHERE rowid=?", values + [rowid])
 
 
 def image_by_sha(con, sha: str) -> int | None:
@@ -85,6 +104,7 @@ def delete(con, rowids: Sequence[int]) -> None:
     for i in range(0, len(rowids), 500):
         part = list(rowids[i:i + 500])
         marks = _marks(len(part))
+        _keep_texts_in(con, part)
         types = dict(con.execute(f"SELECT rowid, type FROM nodes WHERE rowid IN ({marks})", part).fetchall())
         con.execute(f"DELETE FROM edges WHERE src IN ({marks})", part)
         con.execute(f"DELETE FROM edges WHERE dst IN ({marks})", part)
@@ -119,18 +139,22 @@ def by_rowids(con, rowids: Iterable[int]) -> list[Node]:
     URL that a compact file leaves out (the file's url_template gives it) filled in."""
     rowids = list(rowids)
     out = {}
-    cols = "rowid, " + ",".join(COLUMNS)
+    cols = "n.rowid, " + ",".join(TEXT if c == "text" else f"n.{c}" for c in COLUMNS)
+    cols += f", CASE WHEN n.source_url IS NULL THEN {SITE_URL} END"
     template = None
     for i in range(0, len(rowids), 500):
         part = rowids[i:i + 500]
-        for row in con.execute(f"SELECT {cols} FROM nodes WHERE rowid IN ({_marks(len(part))})", part):
+        for *row, site_url in con.execute(f"SELECT {cols} FROM nodes n WHERE n.rowid IN ({_marks(len(part))})", part):
             d: Node = dict(zip(("rowid",) + COLUMNS, row))  # type: ignore[assignment]
             d["meta"] = json.loads(d["meta"] or "{}")
             if d["source_url"] is None and d["source_path"] is not None and d["type"] != "entity":
                 template = _template(con) if template is None else template
-                d["source_url"] = url_of(template, d["source_path"], d["line_start"], d["line_end"])
+                d["source_url"] = _url(template, None, site_url, d["source_path"], d["line_start"], d["line_end"])
             out[d["rowid"]] = d
     return [out[r] for r in rowids if r in out]
+
+
+_TEMPLATE = "coalesce((SELECT value FROM meta WHERE key = 'url_template'), '')"
 
 
 def _template(con) -> str:
@@ -139,8 +163,10 @@ def _template(con) -> str:
 
 
 def drop_derivable_urls(con) -> int:
-    """Leave out the source URLs the file's url_template gives back (`by_rowids` fills them in;
-    a compact copy, `dgrag snapshot`): 1.3 MB of the whole ArkUI-X index. Returns how many."""
+    """Leave out the source URLs the file's url_template gives back, or without one the site's
+    (`SITE_URL`; run after `store_text_once`, whose chunk gives a code block its anchor):
+    `by_rowids` fills them in (a compact copy, `dgrag snapshot`): 1.3 MB of the whole ArkUI-X
+    index, 0.36 MB of VitePress's. Returns how many."""
     template = _template(con)
     same = []
     for rowid, path, start, end, url in con.execute(
@@ -152,14 +178,66 @@ def drop_derivable_urls(con) -> int:
         except (KeyError, IndexError, ValueError):
             return 0  # a template that does not format: every URL stays as stored
     con.executemany("UPDATE nodes SET source_url = NULL WHERE rowid = ?", same)
-    return len(same)
+    site = 0
+    if not template:  # the sections' URLs on the site, where the indexer gave them (no template)
+        site = con.execute(f"UPDATE nodes AS n SET source_url = NULL WHERE n.source_url = {SITE_URL}").rowcount
+    return len(same) + max(site, 0)
+
+
+def store_text_once(con) -> int:
+    """Leave out the text of each code block and table that its page's chunks hold verbatim
+    (a compact copy, `dgrag snapshot`; schema 10): the node records the chunk, offset and length,
+    and every reader here reads it back from there. Returns how many."""
+    pages: dict[str, list[tuple[int, int, int, str]]] = {}
+    for rowid, path, start, end, text in con.execute(
+            "SELECT rowid, source_path, coalesce(line_start, 0), coalesce(line_end, 0), text FROM nodes "
+            "WHERE type = 'chunk' AND source_path IS NOT NULL AND text_in IS NULL"):
+        pages.setdefault(path, []).append((rowid, start, end, text))
+    found = []
+    for rowid, path, start, end, text in con.execute(
+            "SELECT rowid, source_path, coalesce(line_start, 0), coalesce(line_end, 0), text FROM nodes "
+            "WHERE type IN ('code', 'table') AND text != '' AND text_in IS NULL").fetchall():
+        # the section around it first (by lines), then the rest of its page
+        chunks = sorted(pages.get(path, ()), key=lambda c: not (c[1] <= start and end <= c[2]))
+        for chunk, _, _, holder in chunks:
+            at = holder.find(text)
+            if at >= 0:
+                found.append((chunk, at, len(text), rowid))
+                break
+    con.executemany("UPDATE nodes SET text = '', text_in = ?, text_at = ?, text_len = ? WHERE rowid = ?", found)
+    return len(found)
+
+
+def drop_hash_index(con) -> bool:
+    """Leave out the index of embedded texts' hashes (a compact copy: 0.36 MB of VitePress's
+    19 MB); only embedding reads it (`vectors.by_embed_hash`), and `ensure_hash_index` builds it
+    again before. True if it was there."""
+    had = con.execute("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'nodes_embed_hash'").fetchone()
+    con.execute("DROP INDEX IF EXISTS nodes_embed_hash")
+    return had is not None
+
+
+def ensure_hash_index(con) -> None:
+    """The index of embedded texts' hashes, where a compact copy left it out (`drop_hash_index`):
+    without it each batch's look-up of known vectors would read the whole table."""
+    con.execute("CREATE INDEX IF NOT EXISTS nodes_embed_hash ON nodes(embed_hash)")
+
+
+def _keep_texts_in(con, chunks: Sequence[int]) -> None:
+    """Before chunks change or go: the texts that other nodes read from them written back into
+    those nodes (`store_text_once`)."""
+    marks = _marks(len(chunks))
+    # a URL left out that the chunk gave (its anchor) is written back too
+    site = f"CASE WHEN n.source_url IS NULL AND {_TEMPLATE} = '' THEN {SITE_URL} END"
+    con.execute(f"UPDATE nodes AS n SET text = {TEXT}, source_url = coalesce(n.source_url, {site}), "
+                f"text_in = NULL, text_at = NULL, text_len = NULL WHERE n.text_in IN ({marks})", list(chunks))
 
 
 def texts_of_type(con, kind: str) -> list[tuple[int, str, str, str]]:
     """(rowid, breadcrumb, text, language) of every node of one type, by rowid: the lexical
     index's corpus."""
-    return con.execute("SELECT rowid, coalesce(breadcrumb, ''), coalesce(text, ''), coalesce(language, '') "
-                       "FROM nodes WHERE type=? ORDER BY rowid", (kind,)).fetchall()
+    return con.execute(f"SELECT n.rowid, coalesce(n.breadcrumb, ''), {TEXT}, coalesce(n.language, '') "
+                       "FROM nodes n WHERE n.type=? ORDER BY n.rowid", (kind,)).fetchall()
 
 
 def page_chunks(con, path: str) -> list[tuple[int, int, str]]:
@@ -172,20 +250,42 @@ def page_chunks(con, path: str) -> list[tuple[int, int, str]]:
 def page_sections(con, path: str) -> list[tuple[str, str, str, int, str]]:
     """(id, breadcrumb, source_url, line_start, language) of a page's chunks in reading order:
     where an answer's follow-ups come from (the next section, the other language's)."""
-    return con.execute("SELECT id, coalesce(breadcrumb, ''), coalesce(source_url, ''), coalesce(line_start, 0), "
-                       "coalesce(language, '') FROM nodes WHERE type = 'chunk' AND source_path = ? "
-                       "ORDER BY line_start, rowid", (path,)).fetchall()
+    template = _template(con)
+    rows = con.execute(f"SELECT n.id, coalesce(n.breadcrumb, ''), n.source_url, "
+                       f"CASE WHEN n.source_url IS NULL THEN {SITE_URL} END, n.line_start, n.line_end, "
+                       "coalesce(n.language, '') FROM nodes n WHERE n.type = 'chunk' AND n.source_path = ? "
+                       "ORDER BY coalesce(n.line_start, 0), n.rowid", (path,)).fetchall()
+    return [(i, crumb, _url(template, url, site, path, a, b), a or 0, lang)
+            for i, crumb, url, site, a, b, lang in rows]
 
 
 def page_outline(con) -> list[tuple[str, str, str, int, str, str, str]]:
     """(source_path, type, id, line_start, first line of text, source_url, breadcrumb) of every
     chunk and code node, by page and line: each page's headings (a chunk's first line) and code
     blocks, which the translation check compares across the language trees."""
-    return con.execute(
-        "SELECT source_path, type, id, coalesce(line_start, 0), "
-        "CASE WHEN instr(text, char(10)) > 0 THEN substr(text, 1, instr(text, char(10)) - 1) ELSE text END, "
-        "coalesce(source_url, ''), coalesce(breadcrumb, '') FROM nodes "
-        "WHERE type IN ('chunk', 'code') AND source_path IS NOT NULL ORDER BY source_path, line_start, rowid").fetchall()
+    template = _template(con)
+    rows = con.execute(
+        "SELECT source_path, type, id, line_start, CASE WHEN instr(text, char(10)) > 0 "
+        "THEN substr(text, 1, instr(text, char(10)) - 1) ELSE text END, source_url, site, line_end, breadcrumb FROM "
+        f"(SELECT n.source_path, n.type, n.id, coalesce(n.line_start, 0) AS line_start, {TEXT} AS text, n.rowid, "
+        f"n.source_url, CASE WHEN n.source_url IS NULL THEN {SITE_URL} END AS site, n.line_end, coalesce(n.breadcrumb, '') AS breadcrumb FROM nodes n "
+        "WHERE n.type IN ('chunk', 'code') AND n.source_path IS NOT NULL) "
+        "ORDER BY source_path, line_start, rowid").fetchall()
+    return [(path, kind, i, a, first, _url(template, url, site, path, a or None, b), crumb)
+            for path, kind, i, a, first, url, site, b, crumb in rows]
+
+
+def _url(template: str, stored: str | None, site: str | None, path: str, start, end) -> str:
+    """A node's source URL, where a compact copy left it out as the indexer would give it: the
+    site's unless a template is set (ingest's `source_url`)."""
+    if stored is not None:
+        return stored
+    if site and not template:
+        return site
+    try:
+        return url_of(template, path, start, end)
+    except (KeyError, IndexError, ValueError):
+        return ""
 
 
 def file_rowids(con) -> dict[int, str]:

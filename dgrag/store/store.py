@@ -245,7 +245,8 @@ def compact_file(path: Path | str, int8: bool = False) -> dict:
     """Make a copy small: migrate it (schema 7 drops the stored context of code and tables),
     rewrite its vector tables in fitted chunks (int8 with `int8`), its PNG images as lossless WebP
     where smaller, its graph snapshot deflated, the source URLs its url_template gives left out,
-    then VACUUM it (at 4 or 16 KiB pages, whichever file is smaller). Not a graph change: the
+    the text of code and tables that their chunks hold stored there alone, the index of embedded
+    texts (which only embedding reads) left to the first embedding, then VACUUM it (at 4 or 16 KiB pages, whichever file is smaller). Not a graph change: the
     graph version (and so the persisted graph snapshot) stays. Returns what was rewritten:
     vectors per type, (before, after) bytes of the images and the graph snapshot, the URLs left
     out, the page size."""
@@ -255,7 +256,8 @@ def compact_file(path: Path | str, int8: bool = False) -> dict:
         con.execute("BEGIN IMMEDIATE")
         try:
             out = {"vectors": vectors.compact(con, int8), "images": images.recompress(con),
-                   "graph_cache": meta.deflate_graph_cache(con), "urls_derived": nodes.drop_derivable_urls(con)}
+                   "graph_cache": meta.deflate_graph_cache(con), "texts_once": nodes.store_text_once(con),
+                   "urls_derived": nodes.drop_derivable_urls(con), "embed_hash_index": nodes.drop_hash_index(con)}
         except BaseException:
             con.execute("ROLLBACK")
             raise
