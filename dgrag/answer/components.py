@@ -253,14 +253,19 @@ def api_markdown(c: dict, lang: str = "en") -> str:
         parts.append(f"{fence}\n{c['signature']}\n{fence}")
     if c.get("params"):
         flag = {True: w["yes"], False: w["no"], None: ""}
-        parts.append(_md_table(list(w["params"]), [[p["name"], p["type"], flag[p["required"]], p["description"]]
-                                                   for p in c["params"]]))
+        parts.append(_md_table(list(w["params"]), [[_plain(p["name"]), _plain(p["type"]), flag[p["required"]],
+                                                    _plain(p["description"])] for p in c["params"]]))
     if c.get("returns"):
-        parts.append(f"**{w['returns']}**: {c['returns']}")
+        parts.append(f"**{w['returns']}**: {_plain(c['returns'])}")
     if c.get("errors"):
-        parts.append(_md_table(list(w["errors"]), [[e["code"], e["message"]] for e in c["errors"]]))
+        parts.append(_md_table(list(w["errors"]), [[_plain(e["code"]), _plain(e["message"])] for e in c["errors"]]))
     parts.append(f"[{c['n']}] {_md_link(c)}")
     return "\n\n".join(parts)
+
+
+def _plain(text: str) -> str:
+    """The card's plain text in Markdown: `Array<TouchObject>` is no HTML tag to drop."""
+    return text.replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _md_link(item: dict) -> str:
