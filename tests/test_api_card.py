@@ -142,7 +142,7 @@ def test_the_card_in_markdown_in_both_languages():
     assert zh.endswith("[2] [… › getPreferencesSync](https://x.org/p#L237)")
     en = api_markdown({**c, "params": [{"name": "a", "type": "string | number", "required": None,
                                         "description": ""}]}, "en")
-    assert "| Parameter | Type | Required | Description |" in en and "| a | string \\| number |  |  |" in en
+    assert "| Parameter | Type | Description |" in en and "| a | string \\| number |  |" in en  # none says "required"
     assert "· Since 10" in en and "**Returns**" in en and "| Error code | Message |" in en
 
 

@@ -227,7 +227,8 @@ def markdown(components: list[dict], lang: str = "en") -> str:
         elif c["type"] == "api":
             parts.append(api_markdown(c, lang))
         elif c["type"] == "image":
-            alt = " ".join(c["alt"].split())[:200].replace("[", "(").replace("]", ")")  # one line: a caption has several
+            # one line (a caption has several), no brackets or backticks (a code span would swallow the link)
+            alt = " ".join(c["alt"].split())[:200].replace("[", "(").replace("]", ")").replace("`", "")
             parts.append(f"![{alt}]({c['url']})")
         elif c["type"] == "sources":
             items = "\n".join(f"- [{i['n']}] {_md_link(i)}" for i in c["items"])
@@ -253,8 +254,10 @@ def api_markdown(c: dict, lang: str = "en") -> str:
         parts.append(f"{fence}\n{c['signature']}\n{fence}")
     if c.get("params"):
         flag = {True: w["yes"], False: w["no"], None: ""}
-        parts.append(_md_table(list(w["params"]), [[_plain(p["name"]), _plain(p["type"]), flag[p["required"]],
-                                                    _plain(p["description"])] for p in c["params"]]))
+        rows = [[_plain(p["name"]), _plain(p["type"]), flag[p["required"]], _plain(p["description"])]
+                for p in c["params"]]
+        keep = [i for i in range(4) if i in (0, 3) or any(r[i] for r in rows)]  # no column nobody fills
+        parts.append(_md_table([w["params"][i] for i in keep], [[r[i] for i in keep] for r in rows]))
     if c.get("returns"):
         parts.append(f"**{w['returns']}**: {_plain(c['returns'])}")
     if c.get("errors"):
