@@ -202,3 +202,11 @@ def test_after_a_reference_section_its_apis_lead_after_a_guide_its_next_step(pre
     items = followups(prefs_store, [(1, guide)], [1], "Then call **removePreferencesFromCache**.", "en")
     assert [i["why"] for i in items] == ["next", "api_reference", "other_language"]
     assert not NODE_ID.search(json.dumps(items, ensure_ascii=False))
+
+
+def test_a_follow_up_never_repeats_the_api_cards_section(prefs_store):
+    lead = _ref(prefs_store, "en/" + PREFS, "data_preferences.getPreferences10+")
+    after = _ref(prefs_store, "en/" + PREFS, "data_preferences.getPreferences10+", nth=1)  # the next section
+    assert "next" in [i["why"] for i in followups(prefs_store, [(1, lead)], [1], "", "en")]
+    items = followups(prefs_store, [(1, lead)], [1], "", "en", shown={after.id})
+    assert "next" not in [i["why"] for i in items] and items  # the card shows it already

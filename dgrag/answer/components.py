@@ -149,6 +149,8 @@ def build(markdown: str, cited: list[int], refs: list[tuple[int, Reference]], ve
     # a table the API card already reads (its parameters) is not shown twice
     table = next(((n, r) for n, r in on_page if r.type == "table"
                   and not (api and section_label(r.breadcrumb) == api[0]["section"])), None)
+    if table and table[1].text.splitlines()[0].strip() in markdown:
+        table = None  # the answer is a row of it, under its header already
     if table:
         header, rows = parse_table(table[1].text)
         if header:
@@ -188,11 +190,14 @@ def followups(store, refs: list[tuple[int, Reference]], cited: list[int], text: 
     ref = lead[1]
     page = store.nodes.page_sections(ref.source_path)
     at = next((i for i, row in enumerate(page) if row[0] == ref.id), None)
-    step = [_follow("next", page[at + 1])] if at is not None and at + 1 < len(page) else []
+    skip = {r.id for n, r in chunks if n in cited} | {ref.id} | (shown or set())
+    nxt = page[at + 1] if at is not None and at + 1 < len(page) else None
     other = other_language_path(ref.source_path)
     twin = store.nodes.page_sections(other) if other else []
-    again = [_follow("other_language", twin[min(at, len(twin) - 1)])] if at is not None and twin else []
-    skip = {r.id for n, r in chunks if n in cited} | {ref.id} | (shown or set())
+    same = twin[min(at, len(twin) - 1)] if at is not None and twin else None
+    # not the API card's own section again
+    step = [_follow("next", nxt)] if nxt and nxt[0] not in (shown or set()) else []
+    again = [_follow("other_language", same)] if same and same[0] not in (shown or set()) else []
     apis = api_card.named_apis(store, text, lang, skip)
     related = next((r for n, r in chunks if r.source_path != ref.source_path and n not in cited), None)
     near = [{"why": "related", "title": page_title(related.breadcrumb), "section": section_label(related.breadcrumb),
