@@ -125,6 +125,15 @@ def test_list_style_arguments_and_a_heading_that_is_the_call():
         "returns": "(Store): An object that holds the complete state of your app.", "errors": [], "since": ""}
 
 
+def test_a_signature_loses_markdowns_escapes():
+    text = ("### fling<sup>9+</sup>\n\nfling(from: Point, to: Point, stepLen: number, speed: number): Promise\\<void>\n\n"
+            "**Parameters**\n\n| Name | Type | Mandatory | Description |\n| --- | --- | --- | --- |\n"
+            "| from | Point | Yes | Coordinates of the start point. |\n")  # ArkUI-X's js-apis-uitest.md
+    got = api_card.parse(text)
+    assert got["signature"] == "fling(from: Point, to: Point, stepLen: number, speed: number): Promise<void>"
+    assert got["name"] == "fling" and got["since"] == "9" and got["params"][0]["required"] is True
+
+
 def test_the_names_an_answer_mentions():
     text = ("Call **getPreferences** with `data_preferences.Options`, e.g. the **Preferences** instance; "
             "see https://x.org/a.md and IMessageListener.onMessageResponse. flush() then ```ts\nskipMe()\n```")

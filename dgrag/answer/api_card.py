@@ -121,7 +121,8 @@ def signature(head: list[str]) -> str:
             if code and len(body) <= 4 and "(" in code:
                 return code
         elif line and _CALL.match(html.unescape(line)) and len(line) < 400:
-            return clean(line) if "<br" in line else html.unescape(line)
+            # Markdown's escapes go: "Promise\<void>" is "Promise<void>"
+            return re.sub(r"\\([<>*_\[\]`])", r"\1", clean(line) if "<br" in line else html.unescape(line))
         i += 1
     return ""
 
