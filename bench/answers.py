@@ -13,6 +13,10 @@
                                                                      and the split's answerable questions
                                                                      flagged (questions_v2, or --answerable FILE:
                                                                      bench/sites/<site>/questions.jsonl)
+    python -m bench.answers api_cards --db ARKUI.db [--split test]   how often an API card comes with the
+                                                                     answer, each of its fields filled, its
+                                                                     section a gold one; follow-ups to an
+                                                                     API's reference
 
 MQ.db: `dgrag import-passages ../shared/bench/musique/musique_train_corpus.json --db MQ.db`;
 ARKUI.db: `dgrag index data/arkui-x-docs --db ARKUI.db`. The default method (diffusion) and
@@ -85,6 +89,30 @@ def arkui(agent: Answerer, split: str | None) -> dict:
     return _summary(rows, ["first_citation", "section_r1"])
 
 
+def api_cards(agent: Answerer, split: str | None) -> dict:
+    """Per question: the API card (if any) and which of its fields are filled; whether its section
+    is a gold section; whether a follow-up leads to an API's reference. `api_question`: a gold
+    section on an API reference page (reference/, not its error-code pages)."""
+    rows = []
+    for q in load_questions(ARKUI_V2, split=split):
+        _, _, meta = _answer(agent, q["question"])
+        card = next((c for c in meta["components"] if c["type"] == "api"), None)
+        follow = next((c["items"] for c in meta["components"] if c["type"] == "followups"), [])
+        gold = {g.replace(" / ", " › ") for g in q.get("gold_sections", [])}
+        row = {"id": q["id"], "lang": q["lang"], "card": card is not None,
+               "api_question": any("/reference/" in p and "/errorcodes/" not in p for p in q.get("gold_paths", [])),
+               "api_followup": any(f["why"] == "api_reference" for f in follow)}
+        for field in ("signature", "params", "returns", "errors", "since"):
+            row[field] = bool(card and card[field])
+        row["gold_card"] = bool(card and card["section"] in gold)
+        row["shown"] = {k: card[k] for k in ("name", "section", "signature", "since")} | {
+            "params": len(card["params"]), "returns": card["returns"][:80], "errors": len(card["errors"])} if card else None
+        rows.append(row)
+    keys = ["card", "signature", "params", "returns", "errors", "since", "gold_card", "api_followup"]
+    on_api = _summary([r for r in rows if r["api_question"]], keys)
+    return {**_summary(rows, keys), "api_questions": {k: v for k, v in on_api.items() if k != "rows"}}
+
+
 def _path(result, node_id: str) -> str:
     return next((r.source_path for r in result.all_references() if r.id == node_id), "")
 
@@ -116,7 +144,7 @@ def _summary(rows: list[dict], keys: list[str]) -> dict:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("set", choices=["musique", "arkui", "unanswerable"])
+    ap.add_argument("set", choices=["musique", "arkui", "unanswerable", "api_cards"])
     ap.add_argument("--db", type=Path, required=True)
     ap.add_argument("--split", default=None)
     ap.add_argument("--answerable", type=Path, default=ARKUI_V2,
@@ -132,7 +160,7 @@ def main(argv=None) -> None:
         report = unanswerable(retriever, args.split, args.answerable, not args.only_answerable)
     else:
         agent = Answerer(settings, retriever, llm=None)
-        report = (musique if args.set == "musique" else arkui)(agent, args.split)
+        report = {"musique": musique, "arkui": arkui, "api_cards": api_cards}[args.set](agent, args.split)
     seconds = round(time.perf_counter() - t0, 1)
     if args.json:
         print(json.dumps({**report, "seconds": seconds}, ensure_ascii=False, indent=1))

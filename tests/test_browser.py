@@ -3,6 +3,7 @@ answer and an image, open the inspector, run an indexing step and watch its prog
 Screenshots are kept under tests/artifacts/."""
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from app_server import app_settings, start_app
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
+NODE_ID = re.compile(r"(chunk|code|table|image|file|entity)-[0-9a-f]{16}")
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
 
@@ -157,3 +159,38 @@ def test_the_answers_components_render_in_the_chat(live, page, question, lang):
     page.wait_for_function("document.querySelector('#how-it-works').innerText.includes('Similar text only')")
     assert page.get_by_text("Best (graph)").count() >= 1
     page.screenshot(path=str(ARTIFACTS / f"chat-components-{lang}.png"), full_page=True)
+
+
+@pytest.mark.parametrize("lang, api_question, image_question", [
+    ("en", "What fields does a TouchEvent have?", "How do I create a new page? Show the screenshot"),
+    ("zh", "TouchEvent 有哪些字段？", "如何新建页面？给我看截图")])
+def test_each_component_renders_in_the_chat(live, page, lang, api_question, image_question):
+    """Every component in Chromium, in both languages: the cited answer card, the API card (its
+    name, its fields' table), a code block, the page's table, the sources folded, the follow-ups
+    as links, and, for a question asking for one, the screenshot; no node id anywhere shown."""
+    words = {"en": ("Parameter", "Type", "Sources", "You might also ask", "Read more"),
+             "zh": ("参数", "类型", "来源", "你也可以问", "延伸阅读")}[lang]
+    _ask_retrieval_only(live, page, api_question)
+    page.wait_for_function(f"document.querySelector('#chatbot').innerText.includes({words[3]!r})")
+    chat = page.locator("#chatbot")
+    text = chat.inner_text()
+    assert words[4] in text and re.search(r"\[\d+\]", text)  # the answer card, cited
+    assert chat.locator("strong code", has_text="TouchEvent").count() >= 1  # the API card's name
+    tables = chat.locator("table")
+    heads = [tables.nth(i).locator("th").all_inner_texts() for i in range(tables.count())]
+    assert any([h.strip() for h in head[:2]] == list(words[:2]) for head in heads), heads  # its fields
+    assert chat.locator("td", has_text="Array<TouchObject>").count() >= 1  # a generic type shown, not eaten as a tag
+    assert tables.count() >= 2  # and the page's own table
+    assert chat.locator("pre code").count() >= 1
+    details = chat.locator("details")
+    assert details.count() == 1 and words[2] in details.locator("summary").inner_text()
+    # the follow-ups: links under their heading, outside the folded sources
+    assert chat.locator("li:not(details li) a[href*='github.com/arkui-x/docs']").count() >= 2
+    hrefs = " ".join(a.get_attribute("href") or "" for a in chat.locator("a").all())
+    assert not NODE_ID.search(text + hrefs) and not NODE_ID.search(page.locator("#references").inner_text())
+    page.screenshot(path=str(ARTIFACTS / f"chat-api-card-{lang}.png"), full_page=True)
+
+    _ask_retrieval_only(live, page, image_question)
+    page.wait_for_function("[...document.querySelectorAll('#chatbot img')].some(i => i.complete && i.naturalWidth > 0)")
+    assert not NODE_ID.search(page.locator("#chatbot").inner_text())
+    page.screenshot(path=str(ARTIFACTS / f"chat-image-{lang}.png"), full_page=True)

@@ -182,7 +182,7 @@ class Answerer:
         meta = self._meta(run, refs, cite)
         # the written answer as the card, the same components around it as without an LLM
         meta["components"] = build_components("".join(answer), sorted(cite.cited), numbered(run.results),
-                                              judged(run.results), True, store_of(self.retriever))
+                                              judged(run.results), True, store_of(self.retriever), lang)
         yield {"type": "done", "answer": "".join(answer), "meta": {**meta, **judged(run.results)}}
 
     def _images(self, run: Run) -> list[dict]:

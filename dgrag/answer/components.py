@@ -4,16 +4,23 @@
 Components, in order (none carries a node id: each names its section by page title and
 breadcrumb, with the section's link):
     {"type": "answer", "markdown", "citations", "answerable", "confidence", "llm"}
+    {"type": "api", "name", "signature", "params": [{"name", "type", "required", "description"}],
+     "returns", "errors": [{"code", "message"}], "since", "n", "title", "section", "url"}
+        the API card of the first cited (else top) reference section (dgrag/answer/api_card.py)
     {"type": "code", "language", "code", "n", "title", "section", "url"}      a cited page's code
     {"type": "table", "header", "rows", "n", "title", "section", "url"}       a cited page's table
     {"type": "image", "url", "alt", "n", "title", "section"}                 a cited page's images
     {"type": "sources", "items": [{"n", "kind", "title", "section", "url"}]}
-    {"type": "followups", "items": [{"why", "title", "section", "url", "query"}]}  from the index:
-        the section after the cited one, the same section in the other language, a related page
+    {"type": "followups", "items": [{"why", "title", "section", "url", "query"}]}  from the index,
+        at most 3: the reference of an API the answer names ("api_reference"), the next step of
+        a how-to ("next"), the same section in the other language ("other_language"), a related
+        page ("related"); after a reference section its APIs come first, after a guide its next step
 """
 from __future__ import annotations
 
 from ..core import Reference, RetrievalResult, judged, language_of, page_title
+from . import api_card
+from .api_card import parse_table
 from .book import ContextBook
 from .extractive import corpus_idf, extract, section_label
 from .translations import with_counterparts
@@ -21,10 +28,14 @@ from .translations import with_counterparts
 READ_MORE = 5
 WORDS = {"en": {"read_more": "Read more", "not_covered": "The docs don't seem to cover this; the closest sections are",
                 "nothing": "Nothing in the docs matches this question.", "sources": "Sources",
-                "next": "Next", "other": "中文", "related": "Related", "followups": "You might also ask"},
+                "next": "Next", "other": "中文", "related": "Related", "followups": "You might also ask",
+                "params": ("Parameter", "Type", "Required", "Description"), "yes": "Yes", "no": "No",
+                "returns": "Returns", "errors": ("Error code", "Message"), "since": "Since"},
          "zh": {"read_more": "延伸阅读", "not_covered": "文档中似乎没有涉及这个问题；最接近的章节是",
                 "nothing": "文档中没有与此问题相关的内容。", "sources": "来源",
-                "next": "下一节", "other": "English", "related": "相关", "followups": "你也可以问"}}
+                "next": "下一节", "other": "English", "related": "相关", "followups": "你也可以问",
+                "params": ("参数", "类型", "必填", "说明"), "yes": "是", "no": "否",
+                "returns": "返回值", "errors": ("错误码", "错误信息"), "since": "起始版本"}}
 
 
 def numbered(results: list[RetrievalResult]) -> list[tuple[int, Reference]]:
@@ -86,7 +97,7 @@ def offline_answer(question: str, results: list[RetrievalResult], embedder, retr
     text = head + answer + "\n\n" + read_more(refs, cited, lang, twins=twins)
     meta = {"llm": False, "rounds": len(results), **verdict, "references": reference_rows(refs, twins),
             "citations": {"cited": cited, "removed": 0, "removed_numbers": []},
-            "components": build(head + answer, cited, refs, verdict, False, store_of(retriever))}
+            "components": build(head + answer, cited, refs, verdict, False, store_of(retriever), lang)}
     return text, meta
 
 
@@ -124,15 +135,22 @@ def _where(n: int, r: Reference) -> dict:
 
 
 def build(markdown: str, cited: list[int], refs: list[tuple[int, Reference]], verdict: dict, llm: bool,
-          store=None) -> list[dict]:
+          store=None, lang: str | None = None) -> list[dict]:
     """The answer's components (see the module's docstring)."""
     out = [_card(markdown, cited, verdict, llm)]
+    api = api_card.pick(store, refs, cited) if store is not None else None
+    if api:
+        out.append(api[0])
     pages = {r.source_path for n, r in refs if n in cited} or {r.source_path for _, r in refs[:1]}
     on_page = [(n, r) for n, r in refs if r.source_path in pages]
     code = next(((n, r) for n, r in on_page if r.type == "code"), None)
     if code and "```" not in markdown:
         out.append({"type": "code", "language": code[1].code_language or "", "code": code[1].text, **_where(*code)})
-    table = next(((n, r) for n, r in on_page if r.type == "table"), None)
+    # a table the API card already reads (its parameters) is not shown twice
+    table = next(((n, r) for n, r in on_page if r.type == "table"
+                  and not (api and section_label(r.breadcrumb) == api[0]["section"])), None)
+    if table and table[1].text.splitlines()[0].strip() in markdown:
+        table = None  # the answer is a row of it, under its header already
     if table:
         header, rows = parse_table(table[1].text)
         if header:
@@ -142,18 +160,13 @@ def build(markdown: str, cited: list[int], refs: list[tuple[int, Reference]], ve
         out.append({**_where(n, r), "type": "image", "url": r.image_url, "alt": r.caption()})  # the image, not its section
     out.append({"type": "sources", "items": [{**_where(n, r), "kind": r.type} for n, r in refs
                                              if r.type == "chunk"][:8]})
-    more = followups(store, refs, cited) if store is not None else []
+    # the APIs named: the answer's, then the types the API card's parameters take ("Options")
+    named = markdown + "".join(f" `{p['type']}`" for p in (api[0]["params"] if api else []))
+    more = followups(store, refs, cited, named, lang or language_of(markdown),
+                     {api[1]} if api else set()) if store is not None else []
     if more:
         out.append({"type": "followups", "items": more})
     return out
-
-
-def parse_table(text: str) -> tuple[list[str], list[list[str]]]:
-    """A Markdown table's header cells and rows (cells stripped), ([], []) for none."""
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip().startswith("|")]
-    cells = [[c.strip() for c in ln.strip("|").split("|")] for ln in lines]
-    body = [c for c in cells[1:] if not all(set(x) <= set(":- ") for x in c)]
-    return (cells[0], body) if cells else ([], [])
 
 
 def other_language_path(path: str) -> str:
@@ -164,28 +177,39 @@ def other_language_path(path: str) -> str:
     return ""
 
 
-def followups(store, refs: list[tuple[int, Reference]], cited: list[int], limit: int = 3) -> list[dict]:
-    """Two or three sections to go on with, from the index: the one after the first cited
-    section, the same section in the other language, and the best section of another page."""
+def followups(store, refs: list[tuple[int, Reference]], cited: list[int], text: str = "", lang: str = "en",
+              shown: set[str] | None = None, limit: int = 3) -> list[dict]:
+    """Two or three sections to go on with, from the index: the reference of an API the answer
+    (`text`) names, the section after the first cited one (a how-to's next step), the same
+    section in the other language, and the best section of another page. After a reference
+    section the named APIs lead; after a guide, its next step. `shown`: section ids on show."""
     chunks = [(n, r) for n, r in refs if r.type == "chunk"]
     lead = next(((n, r) for n, r in chunks if n in cited), chunks[0] if chunks else None)
     if lead is None or not lead[1].source_path:
         return []
     ref = lead[1]
-    out: list[dict] = []
     page = store.nodes.page_sections(ref.source_path)
     at = next((i for i, row in enumerate(page) if row[0] == ref.id), None)
-    if at is not None and at + 1 < len(page):
-        out.append(_follow("next", page[at + 1]))
+    skip = {r.id for n, r in chunks if n in cited} | {ref.id} | (shown or set())
+    nxt = page[at + 1] if at is not None and at + 1 < len(page) else None
     other = other_language_path(ref.source_path)
     twin = store.nodes.page_sections(other) if other else []
-    if at is not None and twin:
-        out.append(_follow("other_language", twin[min(at, len(twin) - 1)]))
+    same = twin[min(at, len(twin) - 1)] if at is not None and twin else None
+    # not the API card's own section again
+    step = [_follow("next", nxt)] if nxt and nxt[0] not in (shown or set()) else []
+    again = [_follow("other_language", same)] if same and same[0] not in (shown or set()) else []
+    apis = api_card.named_apis(store, text, lang, skip)
     related = next((r for n, r in chunks if r.source_path != ref.source_path and n not in cited), None)
-    if related is not None:
-        out.append({"why": "related", "title": page_title(related.breadcrumb),
-                    "section": section_label(related.breadcrumb), "url": related.source_url or "",
-                    "query": section_label(related.breadcrumb).split(" › ")[-1]})
+    near = [{"why": "related", "title": page_title(related.breadcrumb), "section": section_label(related.breadcrumb),
+             "url": related.source_url or "", "query": section_label(related.breadcrumb).split(" › ")[-1]}] \
+        if related is not None else []
+    reference = api_card.parse(ref.text) is not None
+    ordered = (apis + again + step if reference else step + apis + again) + near
+    out, seen = [], set()
+    for item in ordered:
+        if (item["section"], item["url"]) not in seen:
+            seen.add((item["section"], item["url"]))
+            out.append(item)
     return out[:limit]
 
 
@@ -204,11 +228,12 @@ def markdown(components: list[dict], lang: str = "en") -> str:
             fence = "````" if "```" in c["code"] else "```"
             parts.append(f"{fence}{c['language']}\n{c['code']}\n{fence}\n[{c['n']}] {c['section']}")
         elif c["type"] == "table":
-            row = lambda cells: "| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |"  # noqa: E731
-            parts.append("\n".join([row(c["header"]), "|" + "---|" * len(c["header"]),
-                                    *[row(r) for r in c["rows"]]]) + f"\n\n[{c['n']}] {c['section']}")
+            parts.append(_md_table(c["header"], c["rows"]) + f"\n\n[{c['n']}] {c['section']}")
+        elif c["type"] == "api":
+            parts.append(api_markdown(c, lang))
         elif c["type"] == "image":
-            alt = " ".join(c["alt"].split())[:200].replace("[", "(").replace("]", ")")  # one line: a caption has several
+            # one line (a caption has several), no brackets or backticks (a code span would swallow the link)
+            alt = " ".join(c["alt"].split())[:200].replace("[", "(").replace("]", ")").replace("`", "")
             parts.append(f"![{alt}]({c['url']})")
         elif c["type"] == "sources":
             items = "\n".join(f"- [{i['n']}] {_md_link(i)}" for i in c["items"])
@@ -216,6 +241,39 @@ def markdown(components: list[dict], lang: str = "en") -> str:
         elif c["type"] == "followups":
             parts.append(f"**{w['followups']}**\n\n" + "\n".join(f"- {_md_link(i)}" for i in c["items"]))
     return "\n\n".join(parts)
+
+
+def _md_table(header: list[str], rows: list[list[str]]) -> str:
+    row = lambda cells: "| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |"  # noqa: E731
+    return "\n".join([row(header), "|" + "---|" * len(header), *[row(r) for r in rows]])
+
+
+def api_markdown(c: dict, lang: str = "en") -> str:
+    """An API card as Markdown: its name and version, the signature fenced, the parameters and
+    error codes as tables, the return value; its section cited."""
+    w = WORDS[lang]
+    head = f"**`{c['name']}`**" + (f" · {w['since']} {c['since']}" if c.get("since") else "")
+    parts = [head]
+    if c.get("signature"):
+        fence = "````" if "```" in c["signature"] else "```"
+        parts.append(f"{fence}\n{c['signature']}\n{fence}")
+    if c.get("params"):
+        flag = {True: w["yes"], False: w["no"], None: ""}
+        rows = [[_plain(p["name"]), _plain(p["type"]), flag[p["required"]], _plain(p["description"])]
+                for p in c["params"]]
+        keep = [i for i in range(4) if i in (0, 3) or any(r[i] for r in rows)]  # no column nobody fills
+        parts.append(_md_table([w["params"][i] for i in keep], [[r[i] for i in keep] for r in rows]))
+    if c.get("returns"):
+        parts.append(f"**{w['returns']}**: {_plain(c['returns'])}")
+    if c.get("errors"):
+        parts.append(_md_table(list(w["errors"]), [[_plain(e["code"]), _plain(e["message"])] for e in c["errors"]]))
+    parts.append(f"[{c['n']}] {_md_link(c)}")
+    return "\n\n".join(parts)
+
+
+def _plain(text: str) -> str:
+    """The card's plain text in Markdown: `Array<TouchObject>` is no HTML tag to drop."""
+    return text.replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _md_link(item: dict) -> str:

@@ -20,7 +20,8 @@ __all__ = ["of_file", "page_sections", "page_outline", "file_rowids", "rowids_of
            "drop_hash_index", "ensure_hash_index",
            "texts_of_type", "count_of_pages", "set_summary",
            "unreferenced_images",
-           "pending_embedding", "gc_entities", "insert_bulk", "table", "counts"]
+           "pending_embedding", "gc_entities", "insert_bulk", "table", "counts", "contained", "container",
+           "sections_headed"]
 
 
 # A node's text where a compact copy left it in its chunk (schema 10: `store_text_once`), read
@@ -257,6 +258,35 @@ def page_sections(con, path: str) -> list[tuple[str, str, str, int, str]]:
                        "ORDER BY coalesce(n.line_start, 0), n.rowid", (path,)).fetchall()
     return [(i, crumb, _url(template, url, site, path, a, b), a or 0, lang)
             for i, crumb, url, site, a, b, lang in rows]
+
+
+def contained(con, node_id: str, limit: int = 40) -> list[Node]:
+    """The nodes a section contains (its subsections, tables, code, images), in reading order, at
+    most `limit`: what an API card is read from besides the section's own text."""
+    rowids = [r for (r,) in con.execute(
+        "SELECT d.rowid FROM nodes s JOIN edges e ON e.src = s.rowid AND e.type = 'contains' "
+        "JOIN nodes d ON d.rowid = e.dst WHERE s.id = ? ORDER BY d.line_start, d.rowid LIMIT ?", (node_id, limit))]
+    return by_rowids(con, rowids)
+
+
+def container(con, node_id: str) -> Node | None:
+    """The section that contains a node (a table's, a code block's, a subsection's), None for none."""
+    row = con.execute("SELECT s.rowid FROM nodes d JOIN edges e ON e.dst = d.rowid AND e.type = 'contains' "
+                      "JOIN nodes s ON s.rowid = e.src AND s.type = 'chunk' WHERE d.id = ? LIMIT 1", (node_id,)).fetchone()
+    rows = by_rowids(con, [row[0]]) if row else []
+    return rows[0] if rows else None
+
+
+def sections_headed(con, names: Sequence[str], each: int = 30) -> list[tuple[str, str, str, str, str]]:
+    """(id, breadcrumb, source_url, source_path, language) of sections whose breadcrumb holds one of
+    `names` (at most `each` per name, by rowid; 12 names at most); the caller keeps those whose
+    own heading is the name."""
+    out: list[tuple[str, str, str, str, str]] = []
+    for name in [n for n in names if n][:12]:
+        out.extend(con.execute("SELECT id, breadcrumb, coalesce(source_url, ''), coalesce(source_path, ''), "
+                               "coalesce(language, '') FROM nodes WHERE type = 'chunk' AND instr(breadcrumb, ?) > 0 "
+                               "ORDER BY rowid LIMIT ?", (name, each)).fetchall())
+    return out
 
 
 def page_outline(con) -> list[tuple[str, str, str, int, str, str, str]]:

@@ -161,7 +161,8 @@ class ChatResponse(BaseModel):
     answerable: bool | None = Field(None, description="whether the docs seem to cover the question")
     confidence: float | None = Field(None, description="0..1; 0.5 at the index's calibrated threshold")
     components: list[dict[str, Any]] = Field(default_factory=list, description=(
-        "the answer as components: answer card, code, table, image, sources, followups (docs/api.md)"))
+        "the answer as components: answer card, api card, code, table, image, sources, followups "
+        "(docs/answers.md)"))
     answer_id: str | None = Field(None, description="this answer's id, for POST /feedback")
 
 

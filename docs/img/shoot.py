@@ -1,7 +1,9 @@
 """Take the README's two pictures: the chat and the inspector's graph, in headless Chromium, of
-the app serving the test excerpt (tests/fixtures/docs) with its offline semantic layer.
+the app serving the test excerpt (tests/fixtures/docs) with its offline semantic layer; and the
+answer's components in both languages for docs/answers.md.
 
-    .venv/bin/python docs/img/shoot.py      # writes docs/img/chat.png and docs/img/inspector.png
+    .venv/bin/python docs/img/shoot.py          # writes docs/img/chat.png and docs/img/inspector.png
+    .venv/bin/python docs/img/shoot.py answers  # writes docs/img/answer-{en,zh}.png and answer-image-{en,zh}.png
 
 The same way tests/test_browser.py drives the app (Debian's chromium through Playwright); the
 pictures are cut to the part that matters and reduced to a 256-colour palette, so each stays
@@ -36,7 +38,7 @@ def indexed_app(work: Path):
     return start_app(settings)
 
 
-def small_png(raw: Path, dest: Path, width: int) -> None:
+def small_png(raw: Path, dest: Path, width: int, colors: int = 256) -> None:
     """Scaled to `width` pixels and reduced to a palette: a UI picture loses nothing visible."""
     from PIL import Image
 
@@ -44,7 +46,7 @@ def small_png(raw: Path, dest: Path, width: int) -> None:
         im = im.convert("RGB")
         if im.width > width:
             im = im.resize((width, round(im.height * width / im.width)), Image.LANCZOS)
-        im.quantize(colors=256, method=Image.Quantize.MEDIANCUT).save(dest, optimize=True)
+        im.quantize(colors=colors, method=Image.Quantize.MEDIANCUT).save(dest, optimize=True)
     print(f"{dest.relative_to(ROOT)}: {dest.stat().st_size // 1024} KB")
 
 
@@ -92,14 +94,57 @@ def shoot(url: str, work: Path) -> None:
         browser.close()
 
 
+ANSWERS = {"en": ("What fields does a TouchEvent have?", "How do I create a new page? Show the screenshot"),
+           "zh": ("TouchEvent 有哪些字段？", "如何新建页面？给我看截图")}
+
+
+def shoot_answers(url: str, work: Path) -> None:
+    """Each language's two answers with no LLM, the last message cut out whole: the answer card,
+    the API card, a code block, a table, the sources (unfolded for the picture), the follow-ups;
+    then the answer with a screenshot."""
+    from playwright.sync_api import sync_playwright
+    from test_browser import CHROMIUM, FLAGS
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+        page = browser.new_page(viewport={"width": 1100, "height": 900})
+        page.set_default_timeout(120_000)
+        for lang, questions in ANSWERS.items():
+            for name, question in zip(("answer", "answer-image"), questions):
+                page.goto(url + "/")
+                page.locator("#question textarea").fill(question)
+                page.locator("#retrieval-only input").check()
+                page.locator("#send").click()
+                page.wait_for_function("document.querySelector('#chatbot').innerText.includes("
+                                       f"{'你也可以问' if lang == 'zh' else 'You might also ask'!r})")
+                page.wait_for_function("[...document.querySelectorAll('#chatbot img')].every(i => i.complete)")
+                # the conversation let grow to its full height, its ancestors with it (else it spills over the inputs)
+                page.evaluate("""document.querySelectorAll('#chatbot details').forEach(d => d.open = true);
+                    const up = []; for (let e = document.querySelector('#chatbot'); e; e = e.parentElement) up.push(e);
+                    [...up, ...document.querySelectorAll('#chatbot *')]
+                    .filter(e => e.scrollHeight > e.clientHeight + 10 || up.includes(e))
+                    .forEach(e => { e.style.height = 'auto'; e.style.maxHeight = 'none'; e.style.overflow = 'visible'; })""")
+                page.wait_for_timeout(500)
+                page.locator("#chatbot .bot-row").last.screenshot(path=str(work / f"{name}-{lang}.png"))
+        browser.close()
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         app = indexed_app(work)
         try:
-            shoot(app.url, work)
+            if sys.argv[1:] == ["answers"]:
+                shoot_answers(app.url, work)
+            else:
+                shoot(app.url, work)
         finally:
             app.stop()
+        if sys.argv[1:] == ["answers"]:
+            for lang in ANSWERS:
+                for name in ("answer", "answer-image"):
+                    small_png(work / f"{name}-{lang}.png", OUT / f"{name}-{lang}.png", 720, colors=64)
+            return
         stack(work / "chat-top.png", work / "chat-refs.png", work / "chat.png")
         small_png(work / "chat.png", OUT / "chat.png", 960)
         small_png(work / "inspector.png", OUT / "inspector.png", 960)
