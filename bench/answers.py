@@ -6,12 +6,14 @@
                                                                      the whole context
     python -m bench.answers arkui --db ARKUI.db [--split test]       the extract's first citation a gold section,
                                                                      vs section R@1
+    python -m bench.answers redux|vitepress|rust-book --db SITE.db [--split test]   the same on a doc site's
+                                                                     questions (bench/sites/<site>)
     python -m bench.answers unanswerable --db ARKUI.db [--split test]  bench/unanswerable/*.jsonl flagged
                                                                      answerable: false, and the ArkUI-X
                                                                      questions (questions_v2) flagged
 
 MQ.db: `dgrag import-passages ../shared/bench/musique/musique_train_corpus.json --db MQ.db`;
-ARKUI.db: `dgrag index data/arkui-x-docs --db ARKUI.db`. The default method (diffusion) and
+ARKUI.db: `dgrag index data/arkui-x-docs --db ARKUI.db`; SITE.db: `dgrag index /work/sites/<site> --db SITE.db`. The default method (diffusion) and
 retrieval settings; `--json` prints every question's row.
 """
 from __future__ import annotations
@@ -32,6 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 MUSIQUE = ROOT.parent / "shared" / "bench" / "musique" / "musique_train_gold.jsonl"
 ARKUI_V2 = ROOT / "bench" / "arkui" / "questions_v2.jsonl"
 UNANSWERABLE = ROOT / "bench" / "unanswerable"
+SITES = ("redux", "vitepress", "rust-book")  # bench/sites/<site>/questions.jsonl, section gold
 _CITE = re.compile(r"\[(\d+)\]")
 _YES_NO = {"yes", "no"}
 
@@ -66,9 +69,12 @@ def musique(agent: Answerer, split: str | None) -> dict:
     return _summary(rows, ["extract", "first", "first_two", "context"])
 
 
-def arkui(agent: Answerer, split: str | None) -> dict:
+def docs(agent: Answerer, questions: Path, split: str | None) -> dict:
+    """The extract's first citation a gold section, beside section R@1, on questions with section gold."""
     rows = []
-    for q in load_questions(ARKUI_V2, split=split):
+    for q in load_questions(questions, split=split):
+        if not q.get("gold_sections"):
+            continue
         result, extract, meta = _answer(agent, q["question"])
         refs = {r["n"]: r for r in meta["references"]}
         cites = [int(n) for n in _CITE.findall(extract) if int(n) in refs]
@@ -106,7 +112,7 @@ def _summary(rows: list[dict], keys: list[str]) -> dict:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("set", choices=["musique", "arkui", "unanswerable"])
+    ap.add_argument("set", choices=["musique", "arkui", *SITES, "unanswerable"])
     ap.add_argument("--db", type=Path, required=True)
     ap.add_argument("--split", default=None)
     ap.add_argument("--json", action="store_true")
@@ -118,7 +124,8 @@ def main(argv=None) -> None:
         report = unanswerable(retriever, args.split)
     else:
         agent = Answerer(settings, retriever, llm=None)
-        report = (musique if args.set == "musique" else arkui)(agent, args.split)
+        questions = ARKUI_V2 if args.set == "arkui" else ROOT / "bench" / "sites" / args.set / "questions.jsonl"
+        report = musique(agent, args.split) if args.set == "musique" else docs(agent, questions, args.split)
     seconds = round(time.perf_counter() - t0, 1)
     if args.json:
         print(json.dumps({**report, "seconds": seconds}, ensure_ascii=False, indent=1))
