@@ -152,3 +152,17 @@ def test_a_sections_whole_text_and_heading_path_count_for_each_of_its_units():
     assert section_share("button width colour", units).tolist() == pytest.approx([2 / 3, 2 / 3, 0.0])
     assert section_share("button width color", units).tolist() == pytest.approx([2 / 3, 2 / 3, 1 / 3])
     assert section_share("", units).tolist() == [0.0, 0.0, 0.0]
+
+
+def test_a_docs_section_weighs_its_whole_sections_words_and_a_passage_its_own(hash_embedder):
+    import dataclasses as dc
+
+    from dgrag.answer import extractive as ex
+    doc = [Unit("The width takes a number.", "sentence", 1, 0, 0, title="Button / Attributes"),
+           Unit("Set it in vp.", "sentence", 1, 0, 1, title="Button / Attributes")]
+    passage = [dc.replace(u, passage=True) for u in doc]
+    q = "button width colour"
+    gap = ex.score_units(q, doc, hash_embedder) - ex.score_units(q, passage, hash_embedder)
+    # the same text and embedding: the difference is the weights alone (word shares 2/3 and 1/3)
+    assert gap.tolist() == pytest.approx([ex.W_SECTION * 2 / 3 + (ex.W_LEX_DOCS - ex.W_LEX) * 2 / 3,
+                                          ex.W_SECTION * 2 / 3 + (ex.W_LEX_DOCS - ex.W_LEX) * 1 / 3], abs=1e-6)
