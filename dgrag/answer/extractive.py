@@ -37,9 +37,10 @@ W_LEX, W_RANK, MARGIN, W_BRIDGE = 0.1, 0.01, 0.3, 0.5
 # the question's words is the one that answers: W_SECTION x the share of the question's words its
 # whole section holds (`section_share`), and no per-unit word share (W_LEX_DOCS). In a passage
 # index (MuSiQue) the passage holding most of the question is the first hop, not the answer, and
-# the unit's own word share helps (W_LEX). Chosen on the dev splits: docs (ArkUI-X v2 and the three
-# doc sites, 100 questions) first citation a gold section 76.0 -> 82.0 (W_LEX_DOCS 0.1 -> 0, W_SECTION
-# 0 -> 0.1; 0.1-0.3 with W_RANK 0.01-0.03 gave 79-82); MuSiQue dev 50.0 with these, 41.2 with W_SECTION.
+# the unit's own word share helps (W_LEX). Chosen on the dev splits (docs/benchmarks.md, "Answers"):
+# docs (ArkUI-X v2 and the three doc sites, 100 questions) first citation a gold section 74 -> 81 of
+# 100 (section R@1: 77) for W_LEX_DOCS 0.1 -> 0 and W_SECTION 0 -> 0.1 (0.1-0.3 with W_RANK 0.01-0.03
+# all within 3); MuSiQue dev stays 50.0 (41.2 had passages taken W_SECTION too).
 W_LEX_DOCS, W_SECTION = 0.0, 0.1
 _SENTENCE_END = re.compile(f"(?<=[.!?])\\s+(?=[A-Z0-9\"'(`{IDEOGRAPHS}])|(?<=[。！？；])")
 _LINK = re.compile(r"!?\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])|<!--.*?-->")  # inline and reference links; comments
