@@ -7,8 +7,9 @@ by the packaged embedder (the question against every candidate, in one batch, at
 by the lexical index's words (the share of the question's IDF-weighted words the unit holds, with
 its section's title: a sentence often says "he" where its page names the subject), less a little
 per rank of its section; in a docs tree, the share its whole section (heading path and body) holds
-instead of its own, which picks the section that leads the answer. The best unit leads; a code block or a table row stands alone, sentences
-within `MARGIN` of the best fill up to `ANSWER_CHARS`.
+instead of its own (unweighted), which picks the section that leads the answer. The best unit
+leads; a code block or a table row stands alone, sentences within `MARGIN` of the best fill up to
+`ANSWER_CHARS`.
 
 The second hop: an answer often sits in another section that names what the best sentence
 introduced ("... the song was inspired by his then-girlfriend" after "written by Ed Sheeran"). A
