@@ -17,9 +17,11 @@
                                                                      answer, each of its fields filled, its
                                                                      section a gold one; follow-ups to an
                                                                      API's reference
+    python -m bench.answers redux|vitepress|rust-book --db SITE.db [--split test]   the same on a doc site's
+                                                                     questions (bench/sites/<site>)
 
 MQ.db: `dgrag import-passages ../shared/bench/musique/musique_train_corpus.json --db MQ.db`;
-ARKUI.db: `dgrag index data/arkui-x-docs --db ARKUI.db`. The default method (diffusion) and
+ARKUI.db: `dgrag index data/arkui-x-docs --db ARKUI.db`; SITE.db: `dgrag index /work/sites/<site> --db SITE.db`. The default method (diffusion) and
 retrieval settings; `--json` prints every question's row.
 """
 from __future__ import annotations
@@ -40,6 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 MUSIQUE = ROOT.parent / "shared" / "bench" / "musique" / "musique_train_gold.jsonl"
 ARKUI_V2 = ROOT / "bench" / "arkui" / "questions_v2.jsonl"
 UNANSWERABLE = ROOT / "bench" / "unanswerable"
+SITES = ("redux", "vitepress", "rust-book")  # bench/sites/<site>/questions.jsonl, section gold
 _CITE = re.compile(r"\[(\d+)\]")
 _YES_NO = {"yes", "no"}
 
@@ -74,9 +77,12 @@ def musique(agent: Answerer, split: str | None) -> dict:
     return _summary(rows, ["extract", "first", "first_two", "context"])
 
 
-def arkui(agent: Answerer, split: str | None) -> dict:
+def docs(agent: Answerer, questions: Path, split: str | None) -> dict:
+    """The extract's first citation a gold section, beside section R@1, on questions with section gold."""
     rows = []
-    for q in load_questions(ARKUI_V2, split=split):
+    for q in load_questions(questions, split=split):
+        if not q.get("gold_sections"):
+            continue
         result, extract, meta = _answer(agent, q["question"])
         refs = {r["n"]: r for r in meta["references"]}
         cites = [int(n) for n in _CITE.findall(extract) if int(n) in refs]
@@ -144,7 +150,7 @@ def _summary(rows: list[dict], keys: list[str]) -> dict:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("set", choices=["musique", "arkui", "unanswerable", "api_cards"])
+    ap.add_argument("set", choices=["musique", "arkui", *SITES, "unanswerable", "api_cards"])
     ap.add_argument("--db", type=Path, required=True)
     ap.add_argument("--split", default=None)
     ap.add_argument("--answerable", type=Path, default=ARKUI_V2,
@@ -160,7 +166,10 @@ def main(argv=None) -> None:
         report = unanswerable(retriever, args.split, args.answerable, not args.only_answerable)
     else:
         agent = Answerer(settings, retriever, llm=None)
-        report = {"musique": musique, "arkui": arkui, "api_cards": api_cards}[args.set](agent, args.split)
+        sets = {"musique": lambda: musique(agent, args.split), "api_cards": lambda: api_cards(agent, args.split),
+                "arkui": lambda: docs(agent, ARKUI_V2, args.split)}
+        report = sets.get(args.set, lambda: docs(agent, ROOT / "bench" / "sites" / args.set / "questions.jsonl",
+                                                 args.split))()
     seconds = round(time.perf_counter() - t0, 1)
     if args.json:
         print(json.dumps({**report, "seconds": seconds}, ensure_ascii=False, indent=1))

@@ -165,3 +165,28 @@ def test_the_second_hop_joins_the_sentence_that_names_what_the_best_introduced()
     units, scores = [best, hop, other], [0.9, 0.5, 0.55]
     assert [u.n for u in select(units, scores)] == [1]
     assert [u.n for u in select(units, scores, question=q)] == [1, 2]
+
+
+def test_a_sections_whole_text_and_heading_path_count_for_each_of_its_units():
+    from dgrag.answer.extractive import section_share
+    units = [Unit("The width takes a number.", "sentence", 1, 0, 0, title="Button / Attributes"),
+             Unit("Set it in vp.", "sentence", 1, 0, 1, title="Button / Attributes"),
+             Unit("Its color is black.", "sentence", 2, 1, 0, title="Text")]
+    # "button" (the heading path) and "width" (the first sentence) lift the section's second sentence too
+    assert section_share("button width colour", units).tolist() == pytest.approx([2 / 3, 2 / 3, 0.0])
+    assert section_share("button width color", units).tolist() == pytest.approx([2 / 3, 2 / 3, 1 / 3])
+    assert section_share("", units).tolist() == [0.0, 0.0, 0.0]
+
+
+def test_a_docs_section_weighs_its_whole_sections_words_and_a_passage_its_own(hash_embedder):
+    import dataclasses as dc
+
+    from dgrag.answer import extractive as ex
+    doc = [Unit("The width takes a number.", "sentence", 1, 0, 0, title="Button / Attributes"),
+           Unit("Set it in vp.", "sentence", 1, 0, 1, title="Button / Attributes")]
+    passage = [dc.replace(u, passage=True) for u in doc]
+    q = "button width colour"
+    gap = ex.score_units(q, doc, hash_embedder) - ex.score_units(q, passage, hash_embedder)
+    # the same text and embedding: the difference is the weights alone (word shares 2/3 and 1/3)
+    assert gap.tolist() == pytest.approx([ex.W_SECTION * 2 / 3 + (ex.W_LEX_DOCS - ex.W_LEX) * 2 / 3,
+                                          ex.W_SECTION * 2 / 3 + (ex.W_LEX_DOCS - ex.W_LEX) * 1 / 3], abs=1e-6)

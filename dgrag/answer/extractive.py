@@ -6,8 +6,10 @@ hold both): their sentences and list items, each row of a table, each code block
 by the packaged embedder (the question against every candidate, in one batch, at query time) and
 by the lexical index's words (the share of the question's IDF-weighted words the unit holds, with
 its section's title: a sentence often says "he" where its page names the subject), less a little
-per rank of its section. The best unit leads; a code block or a table row stands alone, sentences
-within `MARGIN` of the best fill up to `ANSWER_CHARS`.
+per rank of its section; in a docs tree, the share its whole section (heading path and body) holds
+instead of its own (unweighted), which picks the section that leads the answer. The best unit
+leads; a code block or a table row stands alone, sentences within `MARGIN` of the best fill up to
+`ANSWER_CHARS`.
 
 The second hop: an answer often sits in another section that names what the best sentence
 introduced ("... the song was inspired by his then-girlfriend" after "written by Ed Sheeran"). A
@@ -33,6 +35,15 @@ SECTIONS = 5       # the top sections whose units are candidates
 MAX_UNITS = 120    # candidates embedded per question (in section order)
 MAX_SENTENCES = 8
 W_LEX, W_RANK, MARGIN, W_BRIDGE = 0.1, 0.01, 0.3, 0.5
+# Two kinds of index read differently. In a docs tree the section whose heading path and body hold
+# the question's words is the one that answers: W_SECTION x the share of the question's words its
+# whole section holds (`section_share`), and no per-unit word share (W_LEX_DOCS). In a passage
+# index (MuSiQue) the passage holding most of the question is the first hop, not the answer, and
+# the unit's own word share helps (W_LEX). Chosen on the dev splits (docs/benchmarks.md, "Answers"):
+# docs (ArkUI-X v2 and the three doc sites, 100 questions) first citation a gold section 74 -> 81 of
+# 100 (section R@1: 77) for W_LEX_DOCS 0.1 -> 0 and W_SECTION 0 -> 0.1 (0.1-0.3 with W_RANK 0.01-0.03
+# all within 3); MuSiQue dev stays 50.0 (41.2 had passages taken W_SECTION too).
+W_LEX_DOCS, W_SECTION = 0.0, 0.1
 _SENTENCE_END = re.compile(f"(?<=[.!?])\\s+(?=[A-Z0-9\"'(`{IDEOGRAPHS}])|(?<=[。！？；])")
 _LINK = re.compile(r"!?\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])|<!--.*?-->")  # inline and reference links; comments
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -48,6 +59,7 @@ class Unit:
     title: str = ""      # its section's heading path, read with it when scored
     header: str = ""     # a row: its table's header row
     language: str = ""   # a code block: its language
+    passage: bool = False  # from an imported passage corpus (no heading tree)
 
 
 def split_section(text: str) -> list[tuple[str, str, str]]:
@@ -115,13 +127,14 @@ def candidates(question: str, numbered: list[tuple[int, Reference]], sections: i
         parts = [("code", ref.text, ref.code_language or "")] if ref.type == "code" else split_section(ref.text)
         for order, (kind, text, extra_text) in enumerate(parts):
             units.append(Unit(text, kind, n, rank, order, ref.breadcrumb, header=extra_text if kind == "row" else "",
-                              language=extra_text if kind == "code" else ""))
+                              language=extra_text if kind == "code" else "", passage=ref.corpus_idx is not None))
     return units[:MAX_UNITS]
 
 
 def score_units(question: str, units: list[Unit], embedder, idf=None) -> np.ndarray:
     """Each unit's score: cosine to the question + W_LEX x its share of the question's words
-    - W_RANK x its section's rank. `idf(terms)`: the corpus's IDF of each term (uniform without)."""
+    - W_RANK x its section's rank (a passage); a docs section's unit: W_LEX_DOCS for its own
+    share, + W_SECTION x its whole section's share (`section_share`). `idf(terms)`: the corpus's IDF of each term (uniform without)."""
     if not units:
         return np.zeros(0)
     texts = [f"{u.title}: {_plain(u)}"[:1000] for u in units]
@@ -129,7 +142,19 @@ def score_units(question: str, units: list[Unit], embedder, idf=None) -> np.ndar
     cos = np.asarray(embedder.embed_passages(texts), dtype=np.float32) @ qv
     lex = np.array([word_share(question, t, idf) for t in texts])
     rank = np.array([u.rank for u in units], dtype=np.float64)
-    return cos + W_LEX * lex - W_RANK * rank
+    passage = np.array([u.passage for u in units])
+    section = np.where(passage, 0.0, W_SECTION * section_share(question, units))
+    return cos + np.where(passage, W_LEX, W_LEX_DOCS) * lex - W_RANK * rank + section
+
+
+def section_share(question: str, units: list[Unit]) -> np.ndarray:
+    """Per unit: the share of the question's distinct words (unweighted) that its whole section
+    holds, title and all its units read together."""
+    texts: dict[int, list[str]] = {}
+    for u in units:
+        texts.setdefault(u.n, [u.title]).append(_plain(u))
+    share = {n: word_share(question, " ".join(t)) for n, t in texts.items()}
+    return np.array([share[u.n] for u in units])
 
 
 def word_share(question: str, text: str, idf=None) -> float:
