@@ -27,6 +27,7 @@ from .images import ImageRejected, read_image
 from .includes import IncludeReport, Includes
 from .markdown import ImageRef, ParsedPage, node_id, parse_page
 from .site import PAGE_EXTS, Site, detect_site
+from .xref import api_edges
 
 
 @dataclass
@@ -40,6 +41,7 @@ class IndexReport:
     nodes_added: dict[str, int] = field(default_factory=dict)
     images_merged: int = 0
     jump_edges: int = 0
+    api_edges: int = 0  # a section naming an API -> the reference section defining it (ingest/xref.py)
     embedded: int = 0
     seconds: float = 0.0
     site: dict = field(default_factory=dict)      # the generator, its config, URLs and languages
@@ -187,6 +189,8 @@ class Indexer:
                 self.store.nodes.gc_entities()  # entities only the changed pages mentioned
                 self.store.semantic.rebuild_edges()
             self.report.jump_edges = self.store.edges.rebuild_jump()
+            # from every page's text: a changed guide or reference changes the edges of others
+            self.report.api_edges = self.store.edges.replace_of_type("api", api_edges(*self.store.edges.xref_sections()))
             merge_near_duplicates(self.store, self.s)
             exact = len(self._image_files) - len(set(self._image_files.values()))
             self.report.images_merged = self.store.images.merged_count() + exact

@@ -1,0 +1,105 @@
+"""API-identifier edges: a guide that calls an API reaches the reference section that defines it.
+
+A reference section defines an identifier when its heading is that identifier and nothing else
+(`createSlice`, `` `router.pushUrl` ``, `replaceReducer(nextReducer)`, `Vec::push`,
+`<ClientOnly>`). A section on another page that names it, in its prose or its code blocks, gets
+an `api` edge to that section (the graph is undirected: the reference reaches its guides too).
+
+Only specific identifiers count: one with a member or path separator (`.`, `::`), an underscore,
+or a capital inside a lower-case word (`pushUrl`, `useSelector`). A plain word heading (`nav`,
+`footer`, `back`, `Options`) defines nothing: guides use those words for other things. Bounded
+work and hubs: an identifier defined by more than MAX_DEFINERS sections is ambiguous and left
+out, one named by more than MAX_USERS sections says nothing about any of them, and a section
+keeps the MAX_PER_SECTION most specific identifiers it names (fewest users first). An edge's
+weight is 1 / log2(1 + the sections naming the identifier), so that the walk's cost (`0.5 /
+weight`) grows with the log of the identifier's degree, and PPR spreads less through hubs.
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from typing import Iterable
+
+MAX_DEFINERS = 4  # overloads of one API documented apart (`pushUrl` with and without options)
+MAX_USERS = 200
+MAX_PER_SECTION = 16
+MIN_LENGTH = 4
+
+_NAME = r"[A-Za-z_$][\w$]*"
+# a dotted or `::` path of names; what a heading holds and what text is scanned for
+_PATH = re.compile(rf"{_NAME}(?:(?:\.|::){_NAME})*")
+_HEADING = re.compile(rf"^(?:new\s+)?(?P<id>{_NAME}(?:(?:\.|::){_NAME})*)(?:!|\s*\(.*\)|\s*<.*>)?$")
+_TAG = re.compile(rf"^<(?P<id>{_NAME}(?:[.-]{_NAME})*)\s*/?>$")
+_CAMEL = re.compile(r"[a-z0-9][A-Z]")
+
+
+def specific(identifier: str) -> bool:
+    """An identifier no prose uses by chance: a path (`a.b`, `a::b`), snake_case or an inner
+    capital (`pushUrl`, `VPTeamMembers`); not a plain word (`nav`, `Options`)."""
+    if len(identifier) < MIN_LENGTH:
+        return False
+    if "." in identifier or "::" in identifier:
+        return True
+    core = identifier.strip("_$")
+    return "_" in core or bool(_CAMEL.search(core))
+
+
+def defined_by(title: str) -> str | None:
+    """The identifier a heading defines, or None: the heading is the identifier alone, maybe in
+    backticks, with its call's arguments, a macro's `!` or a component's angle brackets."""
+    t = title.strip().replace("`", "").strip()
+    m = _TAG.match(t) or _HEADING.match(t)
+    if not m:
+        return None
+    ident = m.group("id")
+    return ident if specific(ident) else None
+
+
+def _named(text: str) -> set[str]:
+    """Every path of names in `text` and each of its tails (`store.dispatch` names `dispatch`
+    too; `router.pushUrl(...)` names `pushUrl`)."""
+    out: set[str] = set()
+    for m in _PATH.finditer(text):
+        parts = re.split(r"(\.|::)", m.group(0))
+        for i in range(0, len(parts), 2):
+            out.add("".join(parts[i:]))
+    return out
+
+
+def api_edges(sections: Iterable[tuple[int, str, str, str]],
+              code: Iterable[tuple[int, str]] = ()) -> list[tuple[int, int, float]]:
+    """(using section, defining section, weight) for every specific identifier a reference
+    heading defines and a section on another page names; `sections` are (rowid, page, heading
+    title, text), `code` (section rowid, code block text)."""
+    sections = list(sections)
+    definers: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    for rowid, page, title, _ in sections:
+        ident = defined_by(title)
+        if ident:
+            definers[ident].append((rowid, page))
+    definers = {k: v for k, v in definers.items() if len(v) <= MAX_DEFINERS}
+    if not definers:
+        return []
+    texts: dict[int, list[str]] = {rowid: [text] for rowid, _, _, text in sections}
+    for rowid, body in code:
+        texts.setdefault(rowid, []).append(body)
+    page_of = {rowid: page for rowid, page, _, _ in sections}
+    users: dict[str, list[int]] = defaultdict(list)
+    for rowid, parts in texts.items():
+        for ident in _named("\n".join(parts)) & definers.keys():
+            if any(page != page_of.get(rowid) for _, page in definers[ident]):
+                users[ident].append(rowid)
+    users = {k: v for k, v in users.items() if len(v) <= MAX_USERS}
+    per_section: dict[int, list[str]] = defaultdict(list)
+    for ident, rows in users.items():
+        for rowid in rows:
+            per_section[rowid].append(ident)
+    out: dict[tuple[int, int], float] = {}
+    for rowid, idents in per_section.items():
+        for ident in sorted(idents, key=lambda i: (len(users[i]), i))[:MAX_PER_SECTION]:
+            weight = 1.0 / max(1.0, math.log2(1 + len(users[ident])))
+            for d, page in definers[ident]:
+                if page != page_of.get(rowid):  # two identifiers joining one pair: the more specific
+                    out[(rowid, d)] = max(out.get((rowid, d), 0.0), weight)
+    return [(s, d, w) for (s, d), w in sorted(out.items())]
