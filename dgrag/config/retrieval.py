@@ -112,6 +112,9 @@ class RetrievalConfig:
     # heading alone or a list of links, retrieve/shape.py): such sections match by their
     # heading and answer nothing
     rank_w_prose: float = FITTED["prose"]
+    # weight of an API edge or an anchored jump link from one of the `rank_link_k` best base
+    # passages to the section (retrieve/cross_refs.py), over log2(1 + its cross-references)
+    rank_w_xref: float = FITTED["xref"]
     # a title named by a top passage and the question together counts as `bridge` evidence too
     # (one of its terms from the passage): "British" asked, "Hong Kong" in the passage
     rank_bridge_question: bool = True
@@ -224,7 +227,7 @@ RENAMED = {**{f"spread_{n}": f"diffusion_{n}" for n in (
     "graph_fusion", "fusion_k", "trust_dense_k", "trust_floor", "trust_full")},
     "spread_trust_walk_k": "diffusion_trust_k", "rank_w_walk": "rank_w_diffusion"}
 
-GRAPH_WEIGHTS = ("rank_w_diffusion", "rank_w_ppr", "rank_w_evidence", "rank_w_link", "rank_w_bridge")  # graph_features
+GRAPH_WEIGHTS = ("rank_w_diffusion", "rank_w_ppr", "rank_w_evidence", "rank_w_link", "rank_w_bridge", "rank_w_xref")  # graph_features
 
 # Upper bounds of the retrieval parameters: far above any useful value (the defaults are 5-100),
 # low enough that the most a request can ask for stays a fraction of a second to a few seconds

@@ -32,28 +32,35 @@ _PATH = re.compile(rf"{_NAME}(?:(?:\.|::){_NAME})*")
 _HEADING = re.compile(rf"^(?:new\s+)?(?P<id>{_NAME}(?:(?:\.|::){_NAME})*)(?:!|\s*\(.*\)|\s*<.*>)?$")
 _TAG = re.compile(rf"^<(?P<id>{_NAME}(?:[.-]{_NAME})*)\s*/?>$")
 _CAMEL = re.compile(r"[a-z0-9][A-Z]")
+_FILE = re.compile(r"\.(?:md|mdx|js|jsx|ts|tsx|mjs|cjs|json|rs|toml|css|scss|html|vue|py|ya?ml|sh|ets|txt)$", re.I)
 
 
-def specific(identifier: str) -> bool:
-    """An identifier no prose uses by chance: a path (`a.b`, `a::b`), snake_case or an inner
-    capital (`pushUrl`, `VPTeamMembers`); not a plain word (`nav`, `Options`)."""
-    if len(identifier) < MIN_LENGTH:
+def specific(identifier: str, marked: bool = False) -> bool:
+    """An identifier no prose uses by chance: a path (`a.b`, `a::b`), snake_case or camelCase
+    (`pushUrl`); PascalCase (`ThreadPool`, `ClientOnly`) only when `marked` as code (backticks,
+    angle brackets, a call's parentheses), as product names are PascalCase too (`TodoMVC`).
+    Not a plain word (`nav`, `Options`), not a file name (`App.js`, a code block's caption)."""
+    if len(identifier) < MIN_LENGTH or _FILE.search(identifier):
         return False
     if "." in identifier or "::" in identifier:
         return True
     core = identifier.strip("_$")
-    return "_" in core or bool(_CAMEL.search(core))
+    if "_" in core:
+        return True
+    return bool(_CAMEL.search(core)) and (core[0].islower() or marked)
 
 
 def defined_by(title: str) -> str | None:
     """The identifier a heading defines, or None: the heading is the identifier alone, maybe in
     backticks, with its call's arguments, a macro's `!` or a component's angle brackets."""
-    t = title.strip().replace("`", "").strip()
+    t = title.strip()
+    marked = "`" in t or "(" in t or t.startswith("<")
+    t = t.replace("`", "").strip()
     m = _TAG.match(t) or _HEADING.match(t)
     if not m:
         return None
     ident = m.group("id")
-    return ident if specific(ident) else None
+    return ident if specific(ident, marked) else None
 
 
 def _named(text: str) -> set[str]:
@@ -67,39 +74,44 @@ def _named(text: str) -> set[str]:
     return out
 
 
-def api_edges(sections: Iterable[tuple[int, str, str, str]],
+def api_edges(sections: Iterable[tuple[int, str, str, str, str]],
               code: Iterable[tuple[int, str]] = ()) -> list[tuple[int, int, float]]:
     """(using section, defining section, weight) for every specific identifier a reference
-    heading defines and a section on another page names; `sections` are (rowid, page, heading
-    title, text), `code` (section rowid, code block text)."""
+    heading defines and a section on another page in the same language names; `sections` are
+    (rowid, page, heading title, text, language), `code` (section rowid, code block text). A
+    site translated into five languages defines each API five times: each guide reaches its own
+    language's reference."""
     sections = list(sections)
-    definers: dict[str, list[tuple[int, str]]] = defaultdict(list)
-    for rowid, page, title, _ in sections:
+    definers: dict[tuple[str, str], list[tuple[int, str]]] = defaultdict(list)
+    for rowid, page, title, _, language in sections:
         ident = defined_by(title)
         if ident:
-            definers[ident].append((rowid, page))
+            definers[(ident, language)].append((rowid, page))
     definers = {k: v for k, v in definers.items() if len(v) <= MAX_DEFINERS}
     if not definers:
         return []
-    texts: dict[int, list[str]] = {rowid: [text] for rowid, _, _, text in sections}
+    names = {ident for ident, _ in definers}
+    texts: dict[int, list[str]] = {rowid: [text] for rowid, _, _, text, _ in sections}
     for rowid, body in code:
         texts.setdefault(rowid, []).append(body)
-    page_of = {rowid: page for rowid, page, _, _ in sections}
-    users: dict[str, list[int]] = defaultdict(list)
+    where = {rowid: (page, language) for rowid, page, _, _, language in sections}
+    users: dict[tuple[str, str], list[int]] = defaultdict(list)
     for rowid, parts in texts.items():
-        for ident in _named("\n".join(parts)) & definers.keys():
-            if any(page != page_of.get(rowid) for _, page in definers[ident]):
-                users[ident].append(rowid)
+        page, language = where.get(rowid, ("", ""))
+        for ident in _named("\n".join(parts)) & names:
+            key = (ident, language)
+            if any(p != page for _, p in definers.get(key, ())):
+                users[key].append(rowid)
     users = {k: v for k, v in users.items() if len(v) <= MAX_USERS}
-    per_section: dict[int, list[str]] = defaultdict(list)
-    for ident, rows in users.items():
+    per_section: dict[int, list[tuple[str, str]]] = defaultdict(list)
+    for key, rows in users.items():
         for rowid in rows:
-            per_section[rowid].append(ident)
+            per_section[rowid].append(key)
     out: dict[tuple[int, int], float] = {}
-    for rowid, idents in per_section.items():
-        for ident in sorted(idents, key=lambda i: (len(users[i]), i))[:MAX_PER_SECTION]:
-            weight = 1.0 / max(1.0, math.log2(1 + len(users[ident])))
-            for d, page in definers[ident]:
-                if page != page_of.get(rowid):  # two identifiers joining one pair: the more specific
+    for rowid, keys in per_section.items():
+        for key in sorted(keys, key=lambda k: (len(users[k]), k))[:MAX_PER_SECTION]:
+            weight = 1.0 / max(1.0, math.log2(1 + len(users[key])))
+            for d, page in definers[key]:
+                if page != where[rowid][0]:  # two identifiers joining one pair: the more specific
                     out[(rowid, d)] = max(out.get((rowid, d), 0.0), weight)
     return [(s, d, w) for (s, d), w in sorted(out.items())]

@@ -53,9 +53,10 @@ def replace_of_type(con, kind: str, edges: Iterable[tuple[int, int, float]]) -> 
 
 
 def xref_sections(con) -> tuple[list[tuple[int, str, str, str]], list[tuple[int, str]]]:
-    """What cross-references are read from: every section (rowid, page, heading title, text),
-    and the text of each code block under its section (section rowid, code)."""
-    sections = con.execute("SELECT rowid, source_path, coalesce(json_extract(meta, '$.title'), ''), text "
+    """What cross-references are read from: every section (rowid, page, heading title, text,
+    language), and the text of each code block under its section (section rowid, code)."""
+    sections = con.execute("SELECT rowid, source_path, coalesce(json_extract(meta, '$.title'), ''), text, "
+                           "coalesce(language, '') "
                            "FROM nodes WHERE type='chunk' AND source_path IS NOT NULL").fetchall()
     code = con.execute("SELECT e.src, c.text FROM edges e JOIN nodes c ON c.rowid = e.dst "
                        "JOIN nodes s ON s.rowid = e.src "
