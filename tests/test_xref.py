@@ -32,7 +32,7 @@ API = """# API reference
 
 ## `createSlice`
 
-Takes a name, an initial state and case reducers; returns a slice object.
+Takes a name and case functions; returns a slice object.
 
 ## nav
 
@@ -149,3 +149,28 @@ def test_the_xref_feature_credits_the_section_a_top_passage_calls(site):
     # edge and the anchored link); nav: nothing calls it; Navigation: not reached from the top
     assert value.tolist() == [pytest.approx(0.8 / np.log2(3)), 0.0, 0.0]
     assert set(cross_refs.reached(li, top).tolist()) == {int(cands[0])}
+
+
+def test_the_reference_a_matching_guide_calls_is_ranked_by_the_xref_weight(tmp_path, hash_embedder):
+    from conftest import crafted_retriever
+
+    from dgrag.retrieve.ranking import FEATURES
+
+    pages = {"guide.md": GUIDE, "api.md": API, "other.md": OTHER}
+    for i in range(6):  # more pages than the results hold, so that a section can miss them
+        pages[f"filler{i}.md"] = f"# Topic {i}\n\n## Part {i}\n\nShipping boxes number {i} by sea and air.\n"
+    r = crafted_retriever(tmp_path, pages, hash_embedder)
+    zero = {f"rank_w_{f}": 0.0 for f in FEATURES if f != "base"}
+    q = "initial state of the todos store reducer"
+    ref = "API reference / createSlice"
+
+    def ranked(cfg):
+        res = r.retrieve(q, {**zero, **cfg, "final_chunk_k": 3, "verbose": True})
+        return [c["breadcrumb"] for c in res["chunks"]], res
+
+    without, _ = ranked({})
+    with_xref, _ = ranked({"rank_w_xref": 1.0})
+    assert without[0] == "Writing slices / Making a slice" and ref not in without
+    assert with_xref[:2] == ["Writing slices / Making a slice", ref]  # the guide first, then the API it calls
+    off = r.retrieve(q, {**zero, "rank_w_xref": 5.0, "graph_features": False, "final_chunk_k": 3})
+    assert [c["breadcrumb"] for c in off["chunks"]] == without  # the no-graph ablation turns it off
