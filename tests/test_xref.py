@@ -55,7 +55,7 @@ Nothing here names an API.
     ("Vec::push", "Vec::push"), ("`router.pushUrl`", "router.pushUrl"), ("<ClientOnly>", "ClientOnly"),
     ("`ThreadPool`", "ThreadPool"), ("assert_eq!", "assert_eq"), ("search_case_insensitive", "search_case_insensitive"),
     # plain words, prose headings, product names and file names define nothing
-    ("nav", None), ("Options", None), ("footer", None), ("TodoMVC", None), ("App.js", None),
+    ("nav", None), ("Options", None), ("footer", None), ("TodoMVC", None), ("macOS", None), ("App.js", None),
     ("combineReducers.md", None), ("What is createSlice?", None), ("Using createAsyncThunk", None), ("push", None),
 ])
 def test_a_heading_defines_an_identifier_only_when_it_is_one_and_specific(title, ident):

@@ -6,8 +6,8 @@ A reference section defines an identifier when its heading is that identifier an
 an `api` edge to that section (the graph is undirected: the reference reaches its guides too).
 
 Only specific identifiers count: one with a member or path separator (`.`, `::`), an underscore,
-or a capital inside a lower-case word (`pushUrl`, `useSelector`). A plain word heading (`nav`,
-`footer`, `back`, `Options`) defines nothing: guides use those words for other things. Bounded
+or a capital inside a lower-case word, lower case after it (`pushUrl`, `useSelector`; not
+`macOS`). A plain word heading (`nav`, `footer`, `back`, `Options`) defines nothing: guides use those words for other things. Bounded
 work and hubs: an identifier defined by more than MAX_DEFINERS sections is ambiguous and left
 out, one named by more than MAX_USERS sections says nothing about any of them, and a section
 keeps the MAX_PER_SECTION most specific identifiers it names (fewest users first). An edge's
@@ -31,7 +31,7 @@ _NAME = r"[A-Za-z_$][\w$]*"
 _PATH = re.compile(rf"{_NAME}(?:(?:\.|::){_NAME})*")
 _HEADING = re.compile(rf"^(?:new\s+)?(?P<id>{_NAME}(?:(?:\.|::){_NAME})*)(?:!|\s*\(.*\)|\s*<.*>)?$")
 _TAG = re.compile(rf"^<(?P<id>{_NAME}(?:[.-]{_NAME})*)\s*/?>$")
-_CAMEL = re.compile(r"[a-z0-9][A-Z]")
+_CAMEL = re.compile(r"[a-z0-9][A-Z]+[a-z]")  # pushUrl, not macOS or iOS (product names)
 _FILE = re.compile(r"\.(?:md|mdx|js|jsx|ts|tsx|mjs|cjs|json|rs|toml|css|scss|html|vue|py|ya?ml|sh|ets|txt)$", re.I)
 
 
