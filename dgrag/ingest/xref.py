@@ -7,12 +7,13 @@ an `api` edge to that section (the graph is undirected: the reference reaches it
 
 Only specific identifiers count: one with a member or path separator (`.`, `::`), an underscore,
 or a capital inside a lower-case word, lower case after it (`pushUrl`, `useSelector`; not
-`macOS`). A plain word heading (`nav`, `footer`, `back`, `Options`) defines nothing: guides
-use those words for other things. Bounded work and hubs: an identifier defined by more than MAX_DEFINERS sections is ambiguous and left
-out, one named by more than MAX_USERS sections says nothing about any of them, and a section
-keeps the MAX_PER_SECTION most specific identifiers it names (fewest users first). An edge's
-weight is 1 / log2(1 + the sections naming the identifier), so that the walk's cost (`0.5 /
-weight`) grows with the log of the identifier's degree, and PPR spreads less through hubs.
+`macOS`). A plain word heading (`nav`, `footer`, `back`, `Options`) defines nothing: guides use
+those words for other things. Bounded work and hubs: an identifier defined by more than
+MAX_DEFINERS sections is ambiguous and left out, one named by more than MAX_USERS sections says
+nothing about any of them, and a section keeps the MAX_PER_SECTION most specific identifiers it
+names (fewest users first). An edge's weight is 1 / log2(1 + the sections naming the
+identifier), so that the walk's cost (`0.5 / weight`) grows with the log of the identifier's
+degree, and PPR spreads less through hubs.
 """
 from __future__ import annotations
 
