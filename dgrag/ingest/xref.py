@@ -22,6 +22,8 @@ import re
 from collections import defaultdict
 from typing import Iterable
 
+# recorded in the index's meta: a change of the rules below rebuilds the edges of an unchanged index
+RULES = "1"
 MAX_DEFINERS = 4  # overloads of one API documented apart (`pushUrl` with and without options)
 MAX_USERS = 200
 MAX_PER_SECTION = 16
