@@ -174,3 +174,16 @@ def test_the_reference_a_matching_guide_calls_is_ranked_by_the_xref_weight(tmp_p
     assert with_xref[:2] == ["Writing slices / Making a slice", ref]  # the guide first, then the API it calls
     off = r.retrieve(q, {**zero, "rank_w_xref": 5.0, "graph_features": False, "final_chunk_k": 3})
     assert [c["breadcrumb"] for c in off["chunks"]] == without  # the no-graph ablation turns it off
+
+
+def test_an_index_built_before_the_edges_gets_them_without_a_changed_page(site, hash_embedder):
+    s, _ = site
+    with Store(s.db_path) as st:
+        built = _edges(st.con, "api")
+        with st.transaction():  # as an index written before API edges existed
+            st.con.execute("DELETE FROM edges WHERE type='api'")
+            st.con.execute("DELETE FROM meta WHERE key='xref_rules'")
+        again = index_folder(s, st, hash_embedder)
+        assert again.files_indexed == 0 and again.api_edges == 1 and _edges(st.con, "api") == built
+        kept = index_folder(s, st, hash_embedder)  # nothing changed since: kept, not rebuilt
+        assert kept.api_edges == 1 and _edges(st.con, "api") == built
