@@ -8,7 +8,7 @@ from dgrag.kernels.graph_arrays import (EDGE_TYPE_CODES as E, NODE_TYPE_CODES as
 
 def test_codes():
     assert N == {"file": 0, "chunk": 1, "code": 2, "table": 3, "image": 4, "entity": 5}
-    assert E == {"contains": 0, "jump": 1, "passage": 2, "semantic": 3, "synonymy": 4, "other": 5}
+    assert E == {"contains": 0, "jump": 1, "passage": 2, "semantic": 3, "synonymy": 4, "other": 5, "api": 6}
 
 
 def test_edge_cost_formulas():

@@ -299,7 +299,8 @@ def test_links_written_as_site_routes_become_jump_edges(tmp_path):
         jumps = st.con.execute("SELECT b.breadcrumb FROM edges e JOIN nodes a ON a.rowid=e.src "
                                "JOIN nodes b ON b.rowid=e.dst WHERE e.type='jump' ORDER BY 1").fetchall()
         url = st.con.execute("SELECT source_url FROM nodes WHERE breadcrumb='Deploy / Netlify'").fetchone()[0]
-    assert rep.jump_edges == 2 and [j[0] for j in jumps] == ["Config", "Deploy"]  # chunk -> the linked page
+    # chunk -> the linked page, and for `./deploy#netlify` also -> the section the anchor names
+    assert rep.jump_edges == 3 and [j[0] for j in jumps] == ["Config", "Deploy", "Deploy / Netlify"]
     assert url == "https://h.io/x/guide/deploy#netlify"
 
 

@@ -63,7 +63,7 @@ def _print_index_report(report, stats: dict) -> None:
     n = stats["nodes"]
     print(f"index: {n['file']} files, {n['chunk']} chunks, {n['code']} code, {n['table']} tables, "
           f"{n['image']} images; {report.images_merged} duplicate images merged; "
-          f"{report.jump_edges} jump edges; {report.embedded} texts embedded")
+          f"{report.jump_edges} jump edges, {report.api_edges} API edges; {report.embedded} texts embedded")
     broken = [p for p in report.problems if "broken link" in p]
     other = [p for p in report.problems if "broken link" not in p]
     print(f"problems: {len(broken)} broken links, {len(other)} other (image missing/unreadable, ...)")

@@ -107,6 +107,9 @@ class RetrievalConfig:
     # heading alone or a list of links, retrieve/shape.py): such sections match by their
     # heading and answer nothing
     rank_w_prose: float = FITTED["prose"]
+    # weight of an API edge or an anchored jump link from one of the `rank_link_k` best base
+    # passages to the section (retrieve/cross_refs.py), over log2(1 + its cross-references)
+    rank_w_xref: float = FITTED["xref"]
     # PPR's places: where dense agrees with the fact-seeded PPR walk, every n-th place after the
     # head goes to PPR's best passage not yet ranked (0: never); it finds the later hops of a
     # multi-hop question that one linear score ranks too low
@@ -238,7 +241,7 @@ def _check_removed(name: str, value: Any) -> None:
         raise ConfigError(f"{name} was removed with the trust rule (issue 36): the weighted chunk ranking "
                           f"(rank_w_*) is the only one; only {name}={was!r} is still accepted")
 
-GRAPH_WEIGHTS = ("rank_w_diffusion", "rank_w_ppr", "rank_w_evidence", "rank_w_link", "rank_w_bridge")  # graph_features
+GRAPH_WEIGHTS = ("rank_w_diffusion", "rank_w_ppr", "rank_w_evidence", "rank_w_link", "rank_w_bridge", "rank_w_xref")  # graph_features
 
 # Upper bounds of the retrieval parameters: far above any useful value (the defaults are 5-100),
 # low enough that the most a request can ask for stays a fraction of a second to a few seconds

@@ -14,7 +14,7 @@ NODE_TYPE_CODES: dict[str, int] = {
     "file": 0, "chunk": 1, "code": 2, "table": 3, "image": 4, "entity": 5,
 }
 EDGE_TYPE_CODES: dict[str, int] = {
-    "contains": 0, "jump": 1, "passage": 2, "semantic": 3, "synonymy": 4, "other": 5,
+    "contains": 0, "jump": 1, "passage": 2, "semantic": 3, "synonymy": 4, "other": 5, "api": 6,
 }
 
 
@@ -45,6 +45,9 @@ def edge_cost(etype_codes: np.ndarray, weights: np.ndarray) -> np.ndarray:
     cost[et == EDGE_TYPE_CODES["passage"]] = 0.2
     sem = et == EDGE_TYPE_CODES["semantic"]
     cost[sem] = 0.5 / np.maximum(w[sem], 0.1)
+    # an API edge's weight is 1 / log2(1 + the sections naming its identifier): cost grows with that log
+    api = et == EDGE_TYPE_CODES["api"]
+    cost[api] = 0.5 / np.maximum(w[api], 0.1)
     syn = et == EDGE_TYPE_CODES["synonymy"]
     cost[syn] = np.maximum(0.01, 1.0 - w[syn])
     return cost.astype(np.float32)

@@ -8,7 +8,8 @@ each measures and how it is computed); `features` writes each one's column by na
 
 With every weight but `base`'s at 0 the ranking is dense's, so every other feature moves a
 passage only as far as its evidence carries it past dense's own margins. A weight of 0 leaves
-the features that cost work (`lexical`, `bridge`, `child`, `evidence`, `language`, `ppr`, `prose`)
+the features that cost work (`lexical`, `bridge`, `child`, `evidence`, `language`, `ppr`, `prose`,
+`xref`)
 uncomputed.
 
 The default weights are fitted on the dev splits of the bench sets (`python -m bench.ranker`)
@@ -25,6 +26,7 @@ from ..config import RetrievalConfig
 from ..core import Route
 from ..kernels.graph_arrays import EDGE_TYPE_CODES, NODE_TYPE_CODES, row_entries
 from ..kernels.scaling import minmax
+from . import cross_refs
 from .loaded import LoadedIndex
 
 # the base of a candidate stage 2 did not keep: below its last one, so that with the other
@@ -82,6 +84,10 @@ REGISTRY = (
             "candidates themselves)",
             "the share of the section's own lines that are not link lines, minus 1 (`shape.prose_share`): "
             "0 for prose, so that a corpus of prose ranks and scores as without it; -1 for a heading alone"),
+    Feature("xref", "a top passage names the API this section defines, or links to its anchor (a guide "
+            "and the reference section it calls)",
+            "the best base score among the `rank_link_k` best passages joined to it by an API edge or an "
+            "anchored jump link, over log2(1 + its such edges) (`cross_refs.evidence`)"),
 )
 FEATURES = tuple(f.name for f in REGISTRY)  # the columns, in order
 COLUMN = {name: i for i, name in enumerate(FEATURES)}
@@ -110,6 +116,8 @@ def candidates(li: LoadedIndex, cfg: RetrievalConfig, chunks: Route, lexical: tu
     for scores in (walk, ppr):
         parts.append(np.array(sorted(scores, key=lambda n: -scores[n])[:k], dtype=np.int64))
     parts.append(_best_on_linked_pages(li, chunks.positions[:cfg.rank_link_k], dense))
+    if cfg.rank_w_xref > 0:
+        parts.append(cross_refs.reached(li, chunks.positions[:cfg.rank_link_k]))
     return np.array(list(dict.fromkeys(np.concatenate(parts).tolist())), dtype=np.int64)
 
 
@@ -152,6 +160,9 @@ def features(li: LoadedIndex, cfg: RetrievalConfig, cands: np.ndarray, chunks: R
         F[:, COLUMN["language"]] = li.language()[cands] == language
     if cfg.rank_w_prose > 0:
         F[:, COLUMN["prose"]] = li.prose()[cands] - 1.0
+    if cfg.rank_w_xref > 0:
+        k = cfg.rank_link_k
+        F[:, COLUMN["xref"]] = cross_refs.evidence(li, chunks.positions[:k], base[:k], cands)
     return F
 
 

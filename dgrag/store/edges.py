@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-__all__ = ["add", "delete_from", "replace_links", "rebuild_jump", "page_links", "unresolved_links", "table", "counts"]
+__all__ = ["add", "delete_from", "replace_links", "rebuild_jump", "replace_of_type", "xref_sections", "page_links", "unresolved_links", "table", "counts"]
 
 
 def _marks(n: int) -> str:
@@ -31,12 +31,37 @@ def replace_links(con, rowids: Sequence[int], links: Iterable[tuple[int, str, st
 
 
 def rebuild_jump(con) -> int:
-    """jump edges chunk -> file for every link whose target page is indexed."""
+    """jump edges chunk -> file for every link whose target page is indexed, and chunk -> the
+    section a link's anchor names (`page.md#anchor`: the section whose heading has that anchor).
+    The page's edge stays beside the section's: the ranking's `link` feature joins pages."""
     con.execute("DELETE FROM edges WHERE type='jump'")
     con.execute("INSERT OR IGNORE INTO edges(src, dst, type, weight) "
                 "SELECT DISTINCT l.src, n.rowid, 'jump', 1.0 FROM links l "
                 "JOIN nodes n ON n.type='file' AND n.source_path=l.target_path WHERE l.src != n.rowid")
+    con.execute("INSERT OR IGNORE INTO edges(src, dst, type, weight) "
+                "SELECT DISTINCT l.src, n.rowid, 'jump', 1.0 FROM links l "
+                "JOIN nodes n ON n.type='chunk' AND n.source_path=l.target_path "
+                "AND json_extract(n.meta, '$.anchor') = l.anchor WHERE l.anchor != '' AND l.src != n.rowid")
     return con.execute("SELECT count(*) FROM edges WHERE type='jump'").fetchone()[0]
+
+
+def replace_of_type(con, kind: str, edges: Iterable[tuple[int, int, float]]) -> int:
+    """Every edge of type `kind` replaced by `edges` (src, dst, weight); their count."""
+    con.execute("DELETE FROM edges WHERE type=?", (kind,))
+    add(con, ((s, d, kind, w) for s, d, w in edges))
+    return con.execute("SELECT count(*) FROM edges WHERE type=?", (kind,)).fetchone()[0]
+
+
+def xref_sections(con) -> tuple[list[tuple[int, str, str, str]], list[tuple[int, str]]]:
+    """What cross-references are read from: every section (rowid, page, heading title, text,
+    language), and the text of each code block under its section (section rowid, code)."""
+    sections = con.execute("SELECT rowid, source_path, coalesce(json_extract(meta, '$.title'), ''), text, "
+                           "coalesce(language, '') "
+                           "FROM nodes WHERE type='chunk' AND source_path IS NOT NULL").fetchall()
+    code = con.execute("SELECT e.src, c.text FROM edges e JOIN nodes c ON c.rowid = e.dst "
+                       "JOIN nodes s ON s.rowid = e.src "
+                       "WHERE e.type='contains' AND c.type='code' AND s.type='chunk'").fetchall()
+    return sections, code
 
 
 def page_links(con) -> list[tuple[str, str]]:

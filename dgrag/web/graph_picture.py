@@ -17,7 +17,7 @@ from pathlib import Path
 COLOURS = {"file": "#1f77b4", "chunk": "#2ca02c", "code": "#ff7f0e", "table": "#9467bd", "image": "#e377c2",
            "entity": "#7f7f7f"}
 EDGE_COLOURS = {"contains": "#9ecae1", "jump": "#c6dbef", "passage": "#bcbddc", "semantic": "#a1d99b",
-                "synonymy": "#fdae6b", "fact": "#636363", "other": "#d9d9d9"}
+                "synonymy": "#fdae6b", "fact": "#636363", "api": "#6baed6", "other": "#d9d9d9"}
 HOT = "#e41a1c"
 MAX_NODES = 60  # more labels than this and the picture stops explaining
 
