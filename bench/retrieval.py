@@ -1,5 +1,6 @@
 """Recall of dense, ppr and diffusion on the four configurations of the README's retrieval table,
-each method on the same index, dev and test splits apart, with the per-question pairs against dense.
+each method on the same index, dev and test splits apart, with the per-question pairs against dense,
+and `no graph`: the default with `graph_features: false`.
 
     python -m bench.retrieval --work DIR [--build] [--json] [--split dev|test|tuned]
 
@@ -34,6 +35,7 @@ ARKUI_V2 = ROOT / "bench" / "arkui" / "questions_v2.jsonl"
 KS = [1, 2, 5, 10]
 TUNED = "tuned"  # questions.jsonl's test split: tuned on in earlier rounds, never reported as test
 SPLITS = ("dev", "test", TUNED)
+NO_GRAPH = {"graph_features": False}  # the "no graph" row: the default with every graph feature off
 CONFIGS = {  # name: (index file, question set)
     "MuSiQue-100, LLM OpenIE (gpt-3.5)": ("mq_llm.db", "musique"),
     "MuSiQue-100, offline OpenIE": ("mq_off.db", "musique"),
@@ -96,7 +98,10 @@ def measure(work: Path, splits=SPLITS) -> dict:
         for split in splits:
             if split == TUNED and kind != "arkui":
                 continue
-            out[f"{name} | {split}"] = evaluate(settings, questions, ["dense", "ppr", "diffusion"], KS, split=split)
+            now = evaluate(settings, questions, ["dense", "ppr", "diffusion"], KS, split=split)
+            bare = evaluate(settings, questions, ["diffusion"], KS, NO_GRAPH, split=split)
+            now["methods"]["no graph"] = bare["methods"]["diffusion"]
+            out[f"{name} | {split}"] = now
     return out
 
 
