@@ -520,6 +520,11 @@ def retrieval_disagreements(readme: str, benchmarks: str) -> list[str]:
                 pair = [_bare(c) for c in cell.split("→")]
                 if pair != [dense.get(col, ""), default.get(col, "")]:
                     out.append(f"{key} {col}: {' → '.join(pair)} against {dense.get(col)} → {default.get(col)}")
+            elif col.startswith("no graph "):  # "no graph R@1 / R@2 / ...": the no-graph row's cells
+                bare = bench.get((*key, "no graph"), {})
+                want = " / ".join(bare.get(c, "") or "–" for c in col[len("no graph "):].split(" / "))
+                if cell != want:
+                    out.append(f"{key} {col}: {cell} against {want}")
             elif col.startswith("vs dense"):
                 theirs = next((v for c, v in default.items() if c.startswith("vs dense")), "")
                 if cell != theirs:
@@ -539,6 +544,11 @@ def test_a_readme_figure_that_differs_from_docs_benchmarks_fails():
     assert changed != readme
     assert retrieval_disagreements(changed, bench) == [
         "('MuSiQue, offline', 'test') R@1: 37.4 → 42.9 against 37.4 → 41.9"]
+    changed = readme.replace("| 66.8 / 88.9 / 50.7 / 82.5 / 81.4 |", "| 66.8 / 89.9 / 50.7 / 82.5 / 81.4 |", 1)
+    assert changed != readme
+    assert retrieval_disagreements(changed, bench) == [
+        "('ArkUI-X, structural', 'test') no graph R@1 / R@2 / S@1 / S@5 / both@5: 66.8 / 89.9 / 50.7 / 82.5 / 81.4 "
+        "against 66.8 / 88.9 / 50.7 / 82.5 / 81.4"]
 
 
 _NUMBER = re.compile(r"(?<![\d.,])\d[\d,]*(?:\.\d+)?(?![\d])")
