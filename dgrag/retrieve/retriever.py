@@ -88,8 +88,13 @@ class Retriever:
         st = getattr(self._local, "store", None)
         gen = self.handle.generation
         if st is None or getattr(self._local, "generation", -1) != gen:
-            if st is not None:
-                st.close()  # the file may have been replaced (a teammate's index opened)
+            # the file may have been replaced (a new build, a teammate's index opened): a new
+            # connection. The previous one is closed one swap later, not now: a search that began
+            # on it in this thread may still hold it (closing it under that search was a race)
+            prev = getattr(self._local, "previous", None)
+            if prev is not None:
+                prev.close()
+            self._local.previous = st
             st = self._local.store = Store(self.handle.path, readonly=True)
             self._local.generation = gen
         return st
