@@ -46,3 +46,46 @@ def test_a_dump_written_before_issue_36_reads_its_trust_as_the_same_agreement():
     assert ranker.agreement_of({"ppr_trust": 0.4}) < 0.5  # an agreement of 0.468
     assert ranker.agreement_of({"ppr_trust": 0.0}) == 0.0 and ranker.agreement_of({}) == 0.0
     assert ranker.agreement_of({"ppr_agreement": 0.375, "ppr_trust": 1.0}) == 0.375  # a new dump's own
+
+
+PPR = FEATURES.index("ppr")
+
+
+def _graph_row(gold: int, lexical: list[float], ppr: list[float]) -> dict:
+    row = _row(gold, [1.0, 0.9, 0.8], lexical)
+    F = np.asarray(row["F"])
+    F[:, PPR] = ppr
+    return {**row, "F": F.tolist()}
+
+
+def test_the_graph_guard_refuses_a_graph_weight_that_costs_a_corpus_what_it_had_without_the_graph():
+    # the words point at the second passage and the walk at the third on every corpus; the gold is
+    # the third on a1 and a2, the second on b. The walk's weight over the words' gains a1 and a2
+    # their R@1 and costs b the R@1 the words alone gave it (never below dense: b's gold second)
+    a = [_graph_row(2, [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]) for _ in range(2)]
+    b = [_graph_row(1, [0.0, 1.0, 0.0], [0.0, 0.0, 1.0])]
+    data = {"features": list(FEATURES), "configs": {"a1": a, "a2": a, "b": b}}
+    free = ("lexical", "ppr")
+    plain = ranker.fit(data, free=free)
+    assert ranker.summary(a, plain, "dev")["R@1"] == 100.0 and ranker.summary(b, plain, "dev")["R@1"] == 0.0
+    guarded = ranker.fit(data, graph_guard=3.0, free=free)
+    assert ranker.summary(b, guarded, "dev")["R@1"] == 100.0  # what b had without the graph
+    assert ranker.summary(a, guarded, "dev")["R@2"] == 100.0  # and a keeps what the walk gives it there
+
+
+def test_cross_validation_fits_each_corpus_on_the_others_alone():
+    helped = [_row(2, [1.0, 0.9, 0.8], [0.0, 0.0, 1.0]) for _ in range(3)]
+    neutral = [_row(0, [1.0, 0.9, 0.8], [0.0, 0.0, 0.0]) for _ in range(3)]
+    data = {"features": list(FEATURES), "configs": {"redux": helped, "mq_llm": neutral, "arkui_off": neutral}}
+    folds = ranker.cross_validate(data, free=("lexical",))
+    assert set(folds) == {"redux", "musique", "arkui"}
+    assert folds["redux"][OTHER] == 0  # the only corpus where the feature matters was held out
+    assert folds["musique"][OTHER] > 0.2 and folds["arkui"][OTHER] > 0.2
+
+
+def test_the_extras_columns_rank_when_given_a_weight():
+    row = _row(1, [1.0, 0.9, 0.8], [0.0, 0.0, 0.0])
+    row["X"] = [[0.0, 0.0, 0.0], [1.0, 1.0, 1.0], [0.0, 0.0, 0.0]]
+    w = ranker.weights({"heading_cover": 0.5})
+    assert ranker.summary([row], ranker.DENSE, "dev")["R@1"] == 0.0
+    assert ranker.summary([row], w, "dev")["R@1"] == 100.0
