@@ -57,8 +57,11 @@
     ".k{margin:6px 0}.kb{display:flex;justify-content:space-between;align-items:center;background:#eaeef2;" +
     "border-radius:6px 6px 0 0;padding:2px 8px;font-size:12px;color:#57606a}.k pre{border-radius:0 0 6px 6px}" +
     ".kb button,.fu button{border:1px solid #d0d7de;background:#fff;border-radius:6px;cursor:pointer;padding:1px 8px}" +
-    ".t{overflow:auto;margin:6px 0}table{border-collapse:collapse;font-size:13px}th,td{border:1px solid #d0d7de;" +
-    "padding:3px 6px;text-align:left;vertical-align:top}th{background:#f6f8fa}" +
+    // tables fit the panel (long words wrap anywhere), long code and tall pictures scroll or shrink
+    ".t{overflow:auto;margin:6px 0}table{border-collapse:collapse;font-size:12px;width:100%}th,td{border:1px solid " +
+    "#d0d7de;padding:3px 6px;text-align:left;vertical-align:top;overflow-wrap:anywhere;min-width:5em}" +
+    "th{background:#f6f8fa;white-space:nowrap}" +
+    ".k pre{max-height:240px}img{max-height:240px;object-fit:contain}" +
     ".api{border:1px solid #d0d7de;border-radius:8px;padding:6px 10px;margin:8px 0}.api .v{color:#57606a;margin-left:8px}" +
     ".w{font-size:12px;color:#57606a}figure{margin:6px 0}img{max-width:100%;border:1px solid #d0d7de}" +
     ".s{margin:8px 0}summary{cursor:pointer;font-weight:600}.fu{display:flex;flex-wrap:wrap;gap:6px;margin:8px 0}" +
@@ -189,7 +192,6 @@
     var box = el("div", "k"), bar = put(box, el("div", "kb")), copy = el("button", "", T.copy), pre = el("pre");
     put(bar, el("span", "", language || T.code));
     copy.type = "button";
-    copy.setAttribute("aria-label", T.copy + " (" + (language || T.code) + ")");
     copy.addEventListener("click", function () {
       var done = function () { copy.textContent = T.copied; setTimeout(function () { copy.textContent = T.copy; }, 2000); };
       var select = function () { getSelection().selectAllChildren(pre); copy.textContent = T.select; };
