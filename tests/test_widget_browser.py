@@ -82,8 +82,9 @@ def page():
 
 
 SHADOW = "document.querySelector('[data-dgrag-widget]').shadowRoot"
-HOSTILE = ("# Zebrafish hostile page\n\nZebrafish <script>window.__pwned = 1</script> <img src=x onerror=\"window.__pwned = 2\">"
-           " marker, see [the trap](javascript:window.__pwned=3).\n\n| Zebrafish field | Value |\n|---|---|\n"
+HOSTILE = ("# Zebrafish hostile page\n\nZebrafish <script>window.__pwned = 1</script> "
+           "<img src=x onerror=\"window.__pwned = 2\"> marker, see [the trap](javascript:window.__pwned=3).\n\n"
+           "| Zebrafish field | Value |\n|---|---|\n"
            "| <img src=x onerror=\"window.__pwned = 4\"> | &lt;b&gt;bold&lt;/b&gt; |\n")
 # a node id, a section id or a chunk hash anywhere in the widget's markup (text and attributes)
 NODE_ID = re.compile(r"\b(chunk|code|table|image|file|entity|sec)-[0-9a-f]{6}|\bsec-\w")

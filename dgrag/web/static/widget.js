@@ -178,22 +178,30 @@
     return line.trim().replace(/^\||\|$/g, "").replace(/\\\|/g, "\0").split("|")
       .map(function (c) { return c.replace(/\0/g, "\\|").trim(); });
   }
-  function table(header, rows, refs) {
-    var box = el("div", "t"), t = put(box, el("table")), tr = put(put(t, el("thead")), el("tr")), body = put(t, el("tbody"));
-    header.forEach(function (h) { put(tr, el("th")).appendChild(inline(h, refs)); });
+  // a table; `fill` puts a cell's content in: Markdown for the docs' tables, plain text for the API
+  // card's (its fields are plain already: "Array<TouchObject>" is no tag)
+  function table(header, rows, fill) {
+    var box = el("div", "t"), t = put(box, el("table")), tr = put(put(t, el("thead")), el("tr"));
+    var body = put(t, el("tbody"));
+    header.forEach(function (h) { fill(put(tr, el("th")), h); });
     rows.forEach(function (row) {
       var r = put(body, el("tr"));
-      header.forEach(function (_, i) { put(r, el("td")).appendChild(inline(row[i] || "", refs)); });
+      header.forEach(function (_, i) { fill(put(r, el("td")), row[i] || ""); });
     });
     return box;
   }
+  function asMarkdown(refs) { return function (cell, s) { cell.appendChild(inline(s, refs)); }; }
+  function asText(cell, s) { cell.textContent = s; }
   // a code block: its language named, a Copy button (the clipboard; else the code is selected for Ctrl+C)
   function codeBlock(code, language) {
     var box = el("div", "k"), bar = put(box, el("div", "kb")), copy = el("button", "", T.copy), pre = el("pre");
     put(bar, el("span", "", language || T.code));
     copy.type = "button";
     copy.addEventListener("click", function () {
-      var done = function () { copy.textContent = T.copied; setTimeout(function () { copy.textContent = T.copy; }, 2000); };
+      var done = function () {
+        copy.textContent = T.copied;
+        setTimeout(function () { copy.textContent = T.copy; }, 2000);
+      };
       var select = function () { getSelection().selectAllChildren(pre); copy.textContent = T.select; };
       navigator.clipboard ? navigator.clipboard.writeText(code).then(done, select) : select();
     });
@@ -215,10 +223,12 @@
         var rows = [];
         for (; i < lines.length && /^\s*\|/.test(lines[i]); i++) rows.push(cells(lines[i]));
         var ruled = rows.length > 1 && rows[1].every(function (c) { return /^:?-+:?$/.test(c); });
-        put(out, table(rows[0], rows.slice(ruled ? 2 : 1), refs));
+        put(out, table(rows[0], rows.slice(ruled ? 2 : 1), asMarkdown(refs)));
       } else if (/^\s*[-*] /.test(line)) {
         var ul = put(out, el("ul"));
-        for (; i < lines.length && (m = /^\s*[-*] (.*)/.exec(lines[i])); i++) put(ul, el("li")).appendChild(inline(m[1], refs));
+        for (; i < lines.length && (m = /^\s*[-*] (.*)/.exec(lines[i])); i++) {
+          put(ul, el("li")).appendChild(inline(m[1], refs));
+        }
       } else if (line.trim()) {
         var p = put(out, el("p"));
         for (; i < lines.length && lines[i].trim() && !/^\s*(\||[-*] |`{3}|~{3})/.test(lines[i]); i++) {
@@ -253,7 +263,9 @@
     box.setAttribute("role", "note");
     put(box, el("strong", "", T.nc));
     var ul = put(box, el("ul"));
-    (src ? src.items : []).slice(0, 3).forEach(function (s) { put(put(ul, el("li")), link(s.url, s.section || s.title)); });
+    (src ? src.items : []).slice(0, 3).forEach(function (s) {
+      put(put(ul, el("li")), link(s.url, s.section || s.title));
+    });
     return box;
   }
   function apiCard(c, refs) {
@@ -264,18 +276,15 @@
     if (c.signature) put(put(box, el("pre")), el("code", "", c.signature));
     var params = c.params || [], flag = function (v) { return v === true ? T.yes : v === false ? T.no : ""; };
     var rows = params.map(function (p) { return [p.name, p.type, flag(p.required), p.description]; });
-    var keep = [0, 1, 2, 3].filter(function (i) { return i === 0 || i === 3 || rows.some(function (r) { return r[i]; }); });
-    if (rows.length) put(box, plainTable(keep.map(function (i) { return T.params[i]; }),
-      rows.map(function (r) { return keep.map(function (i) { return r[i]; }); })));
+    var keep = [0, 1, 2, 3].filter(function (i) {  // no column nobody fills (the server's chat does the same)
+      return i === 0 || i === 3 || rows.some(function (r) { return r[i]; });
+    });
+    var pick = function (r) { return keep.map(function (i) { return r[i]; }); };
+    if (rows.length) put(box, table(pick(T.params), rows.map(pick), asText));
     if (c.returns) { var ret = put(box, el("p")); put(ret, el("strong", "", T.returns + ": ")); ret.append(c.returns); }
-    if ((c.errors || []).length) put(box, plainTable(T.errors, c.errors.map(function (e) { return [e.code, e.message]; })));
+    var errors = (c.errors || []).map(function (e) { return [e.code, e.message]; });
+    if (errors.length) put(box, table(T.errors, errors, asText));
     put(box, where(c, refs));
-    return box;
-  }
-  function plainTable(header, rows) {  // the API card's fields are plain text already: "Array<TouchObject>" is no tag
-    var box = el("div", "t"), t = put(box, el("table")), tr = put(put(t, el("thead")), el("tr")), body = put(t, el("tbody"));
-    header.forEach(function (h) { put(tr, el("th", "", h)); });
-    rows.forEach(function (row) { var r = put(body, el("tr")); row.forEach(function (x) { put(r, el("td", "", x)); }); });
     return box;
   }
   function codeCard(c, refs) {
@@ -286,7 +295,7 @@
   }
   function tableCard(c, refs) {
     var box = el("div");
-    put(box, table(c.header, c.rows, refs));
+    put(box, table(c.header, c.rows, asMarkdown(refs)));
     put(box, where(c, refs));
     return box;
   }
@@ -297,7 +306,8 @@
     img.src = url;
     img.alt = (c.alt || "").split("\n")[0].slice(0, 200);
     img.loading = "lazy";
-    put(put(fig, el("figcaption")), where(c, refs));
+    // its `url` is the picture's own: the caption names the section without it
+    put(put(fig, el("figcaption")), where({n: c.n, section: c.section, title: c.title}, refs));
     return fig;
   }
   function sources(c) {  // folded: the answer stays short; each numbered source opens its section
@@ -356,7 +366,9 @@
           a.appendChild(render(text, refs));
         } else if (ev.type === "done") {
           done = ev;
-          (ev.meta && ev.meta.references || []).forEach(function (r) { refs[r.n] = {url: r.source_url, section: r.section}; });
+          (ev.meta && ev.meta.references || []).forEach(function (r) {
+            refs[r.n] = {url: r.source_url, section: r.section};
+          });
           text = ev.llm_response || text;
           // the components, else (a server without them) the answer's text
           components(a, ev.components || ev.meta && ev.meta.components || [{type: "answer", markdown: text}], refs);
