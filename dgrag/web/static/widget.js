@@ -62,7 +62,8 @@
     "#d0d7de;padding:3px 6px;text-align:left;vertical-align:top;overflow-wrap:anywhere;min-width:5em}" +
     "th{background:#f6f8fa;white-space:nowrap}" +
     ".k pre{max-height:240px}img{max-height:240px;object-fit:contain}" +
-    ".api{border:1px solid #d0d7de;border-radius:8px;padding:6px 10px;margin:8px 0}.api .v{color:#57606a;margin-left:8px}" +
+    ".api{border:1px solid #d0d7de;border-radius:8px;padding:6px 10px;margin:8px 0}" +
+    ".api .v{color:#57606a;margin-left:8px}" +
     ".w{font-size:12px;color:#57606a}figure{margin:6px 0}img{max-width:100%;border:1px solid #d0d7de}" +
     ".s{margin:8px 0}summary{cursor:pointer;font-weight:600}.fu{display:flex;flex-wrap:wrap;gap:6px;margin:8px 0}" +
     ".fu p{width:100%;margin:0;font-weight:600}.fu button{text-align:left;color:#3451b2}" +
@@ -158,7 +159,7 @@
     if (r.section) { e.title = r.section; e.setAttribute("aria-label", T.cite + " " + n + ": " + r.section); }
     return e;
   }
-  // inline Markdown: code, bold, links (a picture's link as its alt text), citation markers [n]
+  // inline Markdown: code, bold, links, pictures (named), citation markers [n]
   function inline(s, refs) {
     var out = document.createDocumentFragment(), last = 0, m;
     var re = /`([^`\n]+)`|\*\*([^*\n]+)\*\*|(!?)\[([^\]\n]*)\]\(([^)\s]+)\)|\[(\d{1,3})\]/g;
@@ -167,12 +168,15 @@
       last = re.lastIndex;
       if (m[1] !== undefined) put(out, el("code", "", m[1]));
       else if (m[2] !== undefined) put(out, el("strong", "", plain(m[2])));
-      else if (m[5] !== undefined) put(out, m[3] ? el("span", "", plain(m[4])) : link(m[5], plain(m[4] || m[5])));
+      else if (m[5] !== undefined) put(out, m[3] ? picture(m[4], m[5]) : link(m[5], plain(m[4] || m[5])));
       else put(out, cite(m[6], refs));
     }
     out.append(plain(s.slice(last)));
     return out;
   }
+  // a picture inside the docs' Markdown: its path is relative to a page of the docs, which the widget
+  // cannot resolve; named by its alt text, else its file name, so that a table of pictures is not blank
+  function picture(alt, src) { return el("span", "", plain(alt || src.split("/").pop())); }
   function cells(line) {
     // "\|" is a cell's own bar (no lookbehind: older Safari would reject the whole file)
     return line.trim().replace(/^\||\|$/g, "").replace(/\\\|/g, "\0").split("|")
@@ -229,11 +233,14 @@
         for (; i < lines.length && (m = /^\s*[-*] (.*)/.exec(lines[i])); i++) {
           put(ul, el("li")).appendChild(inline(m[1], refs));
         }
+      } else if ((m = /^#{1,6} (.*)/.exec(line))) {  // a heading: bold, no <h*> inside the panel's outline
+        put(put(out, el("p")), el("strong")).appendChild(inline(m[1], refs));
+        i++;
       } else if (line.trim()) {
         var p = put(out, el("p"));
-        for (; i < lines.length && lines[i].trim() && !/^\s*(\||[-*] |`{3}|~{3})/.test(lines[i]); i++) {
+        for (; i < lines.length && lines[i].trim() && !/^\s*(\||[-*] |`{3}|~{3}|#{1,6} )/.test(lines[i]); i++) {
           if (p.firstChild) put(p, el("br"));
-          p.appendChild(inline(lines[i].replace(/^#{1,6} /, ""), refs));
+          p.appendChild(inline(lines[i], refs));
         }
       } else i++;
     }
