@@ -138,7 +138,7 @@ def test_the_log_goes_to_log_db_and_the_retention_period_prunes_it(tmp_path, fix
 def test_the_widget_is_served_and_only_allowed_origins_may_call(live):
     js = httpx2.get(live.url + "/widget.js")
     assert js.status_code == 200 and js.headers["content-type"].startswith("text/javascript")
-    assert len(js.content) < 15_000 and b"/chat/stream" in js.content
+    assert len(js.content) < 25_000 and b"/chat/stream" in js.content  # small: plain JS, no framework
 
     pre = httpx2.options(live.url + "/chat/stream", headers={
         "Origin": SITE, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type"})

@@ -3,10 +3,13 @@
 A docs site (the fixture excerpt and a page with the one-line embed) is served by a plain
 http.server on its own 127.0.0.1 port, so the widget runs on another origin than the app, as on
 a team's site; the index's source URLs point into that site. A second server on a third port
-serves the same pages from an origin the app does not allow. Screenshots go to tests/artifacts/."""
+serves the same pages from an origin the app does not allow; the site's docs hold one hostile
+page (script tags, an img with onerror, a javascript: link) that must show as text. Screenshots go
+to tests/artifacts/."""
 from __future__ import annotations
 
 import functools
+import re
 import shutil
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -49,6 +52,7 @@ def site(tmp_path_factory, embedder):
 
     root = tmp_path_factory.mktemp("widget")
     shutil.copytree(FIXTURE_DOCS, root / "site" / "docs")
+    (root / "site" / "docs" / "en" / "hostile.md").write_text(HOSTILE, encoding="utf-8")
     origin, site_server = serve_folder(root / "site")
     other, other_server = serve_folder(root / "site")
     settings = Settings(db_path=root / "site.db", docs_root=root / "site" / "docs",
@@ -78,6 +82,12 @@ def page():
 
 
 SHADOW = "document.querySelector('[data-dgrag-widget]').shadowRoot"
+HOSTILE = ("# Zebrafish hostile page\n\nZebrafish <script>window.__pwned = 1</script> "
+           "<img src=x onerror=\"window.__pwned = 2\"> marker, see [the trap](javascript:window.__pwned=3).\n\n"
+           "| Zebrafish field | Value |\n|---|---|\n"
+           "| <img src=x onerror=\"window.__pwned = 4\"> | &lt;b&gt;bold&lt;/b&gt; |\n")
+# a node id, a section id or a chunk hash anywhere in the widget's markup (text and attributes)
+NODE_ID = re.compile(r"\b(chunk|code|table|image|file|entity|sec)-[0-9a-f]{6}|\bsec-\w")
 
 
 def _failed_in_gaps(app, capsys) -> set[str]:
@@ -179,3 +189,103 @@ def test_thumbs_and_a_comment_in_the_chat_are_stored_with_the_answer(site, page,
     assert row["question"] == "What does ace check do?" and row["rating"] == -1
     assert row["comments"] == ["ace check output is not explained"]
     assert row["question"] in _failed_in_gaps(app, capsys)
+
+
+WIDGET = {  # the page, the API question, the off-topic one, the widget's words (widget.js's T)
+    "en": ("en.html", "What fields does a TouchEvent have?", "How do I bake sourdough bread?",
+           {"params": ["Parameter", "Type", "Description"], "copy": "Copy", "copied": "Copied", "sources": "Sources (",
+            "nc": "The docs don't seem to cover this", "follow": "You might also ask", "since": "Since"}),
+    "zh": ("zh.html", "TouchEvent 有哪些字段？", "怎么在家烤酸面包？",
+           {"params": ["参数", "类型", "说明"], "copy": "复制", "copied": "已复制", "sources": "来源 (",
+            "nc": "文档中似乎没有涉及这个问题", "follow": "你也可以问", "since": "起始版本"}),
+}
+
+
+def _ask_widget(page, question: str) -> None:
+    """Type a question into the open widget and wait for its answer to be whole (its thumbs)."""
+    done = page.evaluate(f"{SHADOW}.querySelectorAll('.a .f').length")
+    page.locator("form textarea").fill(question)
+    page.keyboard.press("Enter")
+    page.wait_for_function(f"{SHADOW}.querySelectorAll('.a .f').length > {done}")
+
+
+def _shown(page) -> str:
+    """Everything of the widget a person or a program reading the page gets: text and attributes."""
+    return page.evaluate(f"{SHADOW}.querySelector('.l').innerHTML")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_widget_renders_the_answers_components(site, page, lang):
+    """The `done` event's components in the widget: the answer card with its citations linked, the
+    API card, code with its language and a working Copy button, tables as tables, the page's
+    image from the app, the sources folded, follow-ups that ask in the widget; an off-topic
+    question gets the not-covered notice first, with its closest sections; no node id shown."""
+    origin, _, app = site
+    name, api_question, off_topic, w = WIDGET[lang]
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=origin)
+    page.goto(origin + "/" + name)
+    page.locator(".b").click()
+    _ask_widget(page, api_question)
+    a = page.locator(".a").last
+    cites = a.locator(".ac a.r")  # the answer card's [n], each to its numbered source's page
+    assert cites.count() >= 1 and re.fullmatch(r"\[\d+\]", cites.first.inner_text())
+    assert cites.first.get_attribute("href").startswith(origin + "/docs/") and cites.first.get_attribute("title")
+    assert a.locator(".ac table th").count() >= 2 and "|---" not in a.inner_text()  # its table row, as a table
+    api = a.locator("section.api")
+    assert api.locator("strong code").inner_text() == "TouchEvent" and w["since"] in api.locator(".ah").inner_text()
+    assert api.locator("th").all_inner_texts() == w["params"]
+    assert api.locator("td", has_text="Array<TouchObject>").count() >= 1  # a generic type, not eaten as a tag
+    code = a.locator(".k").last
+    assert code.locator(".kb span").inner_text() == "ts"
+    copy = code.get_by_role("button", name=w["copy"])
+    copy.focus()
+    page.keyboard.press("Enter")  # a button: the keyboard works it
+    page.wait_for_function(f"{SHADOW}.querySelector('.a:last-of-type .k:last-of-type button').innerText === "
+                           f"{w['copied']!r}")
+    assert page.evaluate("navigator.clipboard.readText()") == code.locator("pre code").inner_text()
+    sources = a.locator("details.s")
+    assert sources.get_attribute("open") is None and sources.locator("summary").inner_text().startswith(w["sources"])
+    links = sources.locator("a[href]")
+    assert links.count() >= 2 and all(h.startswith(origin + "/docs/") for h in
+                                      [links.nth(i).get_attribute("href") for i in range(links.count())])
+    sources.locator("summary").focus()
+    page.keyboard.press("Enter")
+    assert sources.get_attribute("open") is not None
+    follow = a.locator(".fu button")
+    assert 2 <= follow.count() <= 3 and a.locator(".fu p").inner_text() == w["follow"]
+    assert not NODE_ID.search(_shown(page)), NODE_ID.search(_shown(page))
+    page.screenshot(path=str(ARTIFACTS / f"widget-api-{lang}.png"))
+
+    asked = follow.first.inner_text()
+    follow.first.click()  # a follow-up asks its question here
+    page.wait_for_function(f"{SHADOW}.querySelectorAll('.a .f').length === 2")
+    assert page.locator(".q").last.inner_text() == asked and page.locator(".a").last.locator(".ac").count() == 1
+
+    _ask_widget(page, off_topic)
+    a = page.locator(".a").last
+    notice = a.locator(".nc[role=note]")
+    assert notice.count() == 1 and notice.inner_text().startswith(w["nc"])
+    assert a.locator(":scope > *").first.locator(".nc").count() == 1  # first, before anything else
+    assert notice.locator("a[href^='" + origin + "/docs/']").count() >= 1  # the closest sections, linked
+    assert a.inner_text().count(w["nc"]) == 1  # the server's own sentence is not repeated under it
+    assert a.locator("table th").count() >= 1 and a.locator(".k button").count() >= 1
+    img = a.locator("figure img").first
+    assert img.get_attribute("src").startswith(app.url + "/images/")  # from the app, beside the site
+    page.wait_for_function(f"[...{SHADOW}.querySelectorAll('.a:last-of-type figure img')]"
+                           ".some(i => i.complete && i.naturalWidth > 0)")
+    assert not NODE_ID.search(_shown(page)), NODE_ID.search(_shown(page))
+    page.screenshot(path=str(ARTIFACTS / f"widget-not-covered-{lang}.png"))
+
+
+def test_the_widget_shows_a_hostile_pages_markup_as_text(site, page):
+    """A page of the docs with script tags, an onerror image and a javascript: link, answered in
+    the widget: its markup is shown as text, nothing runs, the link is no link."""
+    origin, _, _ = site
+    page.goto(origin + "/en.html")
+    page.locator(".b").click()
+    _ask_widget(page, "Zebrafish hostile page marker field")
+    page.wait_for_timeout(500)
+    a = page.locator(".a").last
+    assert page.evaluate("window.__pwned === undefined")
+    assert "Zebrafish" in a.inner_text() and '<img src=x onerror="window.__pwned = 4">' in a.inner_text()
+    assert a.locator("script, img[src='x'], a[href^='javascript']").count() == 0

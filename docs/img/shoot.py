@@ -4,6 +4,7 @@ answer's components in both languages for docs/answers.md.
 
     .venv/bin/python docs/img/shoot.py          # writes docs/img/chat.png and docs/img/inspector.png
     .venv/bin/python docs/img/shoot.py answers  # writes docs/img/answer-{en,zh}.png and answer-image-{en,zh}.png
+    .venv/bin/python docs/img/shoot.py widget   # writes docs/img/widget-answer-{en,zh}.png
 
 The same way tests/test_browser.py drives the app (Debian's chromium through Playwright); the
 pictures are cut to the part that matters and reduced to a 256-colour palette, so each stays
@@ -22,7 +23,7 @@ OUT = ROOT / "docs" / "img"
 URLS = "https://github.com/arkui-x/docs/blob/master/{path}#L{line}"
 
 
-def indexed_app(work: Path):
+def indexed_app(work: Path, **settings_extra):
     """The excerpt indexed and given its offline semantic layer, served on 127.0.0.1."""
     from app_server import start_app
 
@@ -31,7 +32,7 @@ def indexed_app(work: Path):
     from dgrag.workflows import enrich_index, index_docs
 
     shutil.copytree(ROOT / "tests" / "fixtures" / "docs", work / "docs")
-    settings = Settings(db_path=work / "app.db", docs_root=work / "docs", url_template=URLS)
+    settings = Settings(db_path=work / "app.db", docs_root=work / "docs", url_template=URLS, **settings_extra)
     with Store(settings.db_path) as st:
         index_docs(settings, st)
         enrich_index(settings, st)  # no LLM configured: the offline path
@@ -129,9 +130,60 @@ def shoot_answers(url: str, work: Path) -> None:
         browser.close()
 
 
+WIDGET = {"en": "What fields does a TouchEvent have?", "zh": "怎么在家烤酸面包？"}
+
+
+def shoot_widget(site: str, work: Path) -> None:
+    """The widget on a page of another origin (as on a team's site), one answer each with no LLM:
+    in English an API question (answer card, API card, code, table, image, sources, follow-ups),
+    in Chinese an off-topic one (the not-covered notice first); the panel let grow to its answer's
+    height and cut out, its sources unfolded for the picture."""
+    from playwright.sync_api import sync_playwright
+    from test_browser import CHROMIUM, FLAGS
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+        page = browser.new_page(viewport={"width": 900, "height": 3000}, device_scale_factor=2)
+        page.set_default_timeout(120_000)
+        for lang, question in WIDGET.items():
+            page.goto(f"{site}/{lang}.html")
+            page.locator(".b").click()
+            page.locator("form textarea").fill(question)
+            page.keyboard.press("Enter")
+            page.wait_for_function("document.querySelector('[data-dgrag-widget]').shadowRoot.querySelector('.a .f')")
+            page.wait_for_function("[...document.querySelector('[data-dgrag-widget]').shadowRoot"
+                                   ".querySelectorAll('img')].every(i => i.complete)")
+            page.evaluate("""(() => { const r = document.querySelector('[data-dgrag-widget]').shadowRoot;
+                r.querySelectorAll('details').forEach(d => d.open = true);
+                r.querySelector('.p').style.height = 'auto'; r.querySelector('.l').style.overflow = 'visible'; })()""")
+            page.wait_for_timeout(500)
+            page.locator(".p").screenshot(path=str(work / f"widget-answer-{lang}.png"))
+        browser.close()
+
+
+def widget_pictures(work: Path) -> None:
+    from test_widget_browser import PAGE, serve_folder
+
+    (work / "site").mkdir()
+    site, server = serve_folder(work / "site")
+    app = indexed_app(work, widget_origins=site)
+    try:
+        for lang in WIDGET:
+            html = PAGE.format(lang=lang, app=app.url).replace('data-index="site"', 'data-index="app"')  # app.db
+            (work / "site" / f"{lang}.html").write_text(html, encoding="utf-8")
+        shoot_widget(site, work)
+    finally:
+        app.stop()
+        server.shutdown()
+    for lang in WIDGET:
+        small_png(work / f"widget-answer-{lang}.png", OUT / f"widget-answer-{lang}.png", 560, colors=64)
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
+        if sys.argv[1:] == ["widget"]:
+            return widget_pictures(work)
         app = indexed_app(work)
         try:
             if sys.argv[1:] == ["answers"]:
