@@ -151,7 +151,8 @@ class Indexer:
         self.report.site = self.site.describe()
         self.dialect = DialectReport()
         bases = sorted({posixpath.dirname(self.site.config)} | {p.content for p in self.site.parts} | {""})
-        self.includes = Includes(self.root, Path(settings.include_root or self.root), bases, settings.max_file_bytes)
+        self.includes = Includes(self.root, Path(settings.include_root or self.root), bases, settings.max_file_bytes,
+                                 myst=self.site.generator == "sphinx")
         self._exists_cache: dict[str, bool] = {}
         self.routes: dict[str, str] = {}
         self._image_files: dict[str, str] = {}  # image path -> sha256, this run
