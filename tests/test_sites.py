@@ -241,14 +241,16 @@ def test_an_include_outside_the_root_is_refused_and_a_missing_one_reported(tmp_p
 
 def test_myst_include_directives_are_read_with_their_options_outside_code_examples(tmp_path):
     (tmp_path / "secret.md").write_text("TOP SECRET\n")
-    root = _write(tmp_path / "repo", {"CHANGELOG.md": "# Changelog\n\n## 1.0\n\nFirst.\n",
+    root = _write(tmp_path / "repo", {"CHANGELOG.md": "# Changelog\n\n## 1.0\n\nFirst.\n\n"
+                                                      "See [the guide](docs/guide.md), ![logo](img/x.png).\n",
                                       "docs/part.txt": "Hallo you!\nline two\n"})
-    page = ("# P\n\n```{include} ../CHANGELOG.md\n:heading-offset: 1\n:relative-docs: docs/\n```\n\n"
+    page = ("# P\n\n```{include} ../CHANGELOG.md\n:heading-offset: 1\n:relative-docs: docs/\n:relative-images:\n```\n\n"
             ":::{include} part.txt\n:start-after: Hallo\n:end-before: !\n:::\n\n"
             "```{include} part.txt\n:literal:\n:start-line: 1\n```\n\n"
             "````md\n```{include} part.txt\n```\n````\n\n```{include} ../../secret.md\n```\n")
     text, line_map, rep = Includes(root, root, myst=True).expand("docs/p.md", page)
     assert "## Changelog\n\n### 1.0\n\nFirst." in text and "\n you\n" in text
+    assert "See [the guide](guide.md), ![logo](../img/x.png)." in text  # :relative-docs: / :relative-images:
     assert "```text\nline two\n```" in text and "````md\n```{include} part.txt\n```\n````" in text
     assert "TOP SECRET" not in text and rep.refused == ["../../secret.md"]
     assert rep.read == {"CHANGELOG.md", "docs/part.txt"} and page.split("\n")[line_map[text.split("\n").index("### 1.0")]] \

@@ -48,7 +48,7 @@ _TABBED = re.compile(r'^===[+!]?\s+"([^"]*)"\s*$')
 # MyST directives whose body is not Markdown: code, math, files read in, reST, what a tool generates
 LITERAL_DIRECTIVES = {"code-block", "code", "sourcecode", "code-cell", "literalinclude", "math", "mermaid",
                       "graphviz", "eval-rst", "raw", "csv-table", "toctree", "include", "contents",
-                      "myst-to-html", "myst-config", "myst-warnings", "myst-admonitions", "docutils-cli-help",
+                      "myst-config", "myst-warnings", "myst-admonitions", "docutils-cli-help",
                       "py-script"}
 _DIRECTIVE = re.compile(r"^\{([\w:.-]+)\}\s*(.*)$")
 _OPTION = re.compile(r"^\s*:[\w-]+:(?:\s|$)")

@@ -36,6 +36,7 @@ _VP_SNIPPET = re.compile(r"^\s*<<<\s+(\S+?)(?:\{[^}]*\})?(?:\s+\[[^\]]*\])?\s*$"
 _VITEPRESS = re.compile(r"<!--\s*@include:\s*([^\s{#]+?)(?:#([\w-]+))?(?:\{(\d*),(\d*)\})?\s*-->")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})(.*)$")
 _MYST_INCLUDE = re.compile(r"^(\s{0,3})(`{3,}|~{3,}|:{3,})\s*\{include\}\s+(\S.*?)\s*$")
+_MD_LINK = re.compile(r"(!?)\[([^\]]*)\]\(\s*<?([^)\s>]+)")  # a Markdown link or image, up to its target
 _MYST_OPTION = re.compile(r"^\s*:([\w-]+):\s*(.*?)\s*$")
 # the code files a parsed page's directives read (`read_code`), found before parsing: MyST's
 # literalinclude (a fence or a colon fence) and an MDX raw-loader import
@@ -253,7 +254,10 @@ class Includes:
             return
         offset = int(opts["heading-offset"]) if str(opts.get("heading-offset", "")).isdigit() else 0
         sub = os.path.relpath(full.parent, self.docs_root).replace(os.sep, "/")
-        for _, s in self._lines(_offset_headings(text.split("\n"), offset), sub, report, depth + 1):
+        lines = _offset_headings(text.split("\n"), offset)
+        if "relative-docs" in opts or "relative-images" in opts:
+            lines = _relative_links(lines, opts, sub, from_dir)
+        for _, s in self._lines(lines, sub, report, depth + 1):
             yield s
 
     def _code_include(self, target: str, options: str, from_dir: str, report: IncludeReport, region: str = ""):
@@ -280,6 +284,22 @@ def _closing(lines: list[str], start: int, marker: str) -> int | None:
         if s and s[0] == marker[0] and len(s) >= len(marker) and s == s[0] * len(s):
             return j
     return None
+
+
+def _relative_links(lines: list[str], opts: dict, included_dir: str, page_dir: str) -> list[str]:
+    """MyST's `:relative-docs: PREFIX` / `:relative-images:`: a link starting with PREFIX (an
+    image: any relative one) is resolved from the included file's folder, as the page's link."""
+    prefix = opts.get("relative-docs")
+
+    def fix(m: re.Match) -> str:
+        bang, target = m.group(1), m.group(3)
+        rebase = (bang and "relative-images" in opts) or (not bang and prefix and target.startswith(prefix))
+        if not rebase or re.match(r"^[a-z][\w+.-]*:|^[#/]", target):
+            return m.group(0)
+        moved = posixpath.relpath(posixpath.normpath(posixpath.join(included_dir, target)), page_dir or ".")
+        return f"{bang}[{m.group(2)}]({moved}"
+
+    return [_MD_LINK.sub(fix, s) for s in lines]
 
 
 def _offset_headings(lines: list[str], offset: int) -> list[str]:
