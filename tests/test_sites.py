@@ -174,20 +174,23 @@ x = 1
 
 {#para-id .c}
 A paragraph with a [span]{#span-id}.
+
+:glob: Matches the entries
 """
 
 
 def test_myst_roles_directive_bodies_options_and_attributes_are_read_as_myst_reads_them():
-    ext = ("attrs_block", "attrs_inline", "colon_fence")
+    ext = ("attrs_block", "attrs_inline", "colon_fence", "fieldlist")
     page = parse_page("docs/roles.md", textwrap.dedent(MYST_PAGE).lstrip("\n"), myst=True, slug_rule="docutils",
                       extensions=ext)
     chunk = next(n for n in page.nodes if n["breadcrumb"] == "Roles / Using roles")
     assert chunk["meta"]["anchor"] == "syntax-roles-x"  # docutils' make_id of the label (Sphinx 9 / MyST 5)
     prose = chunk["prose"]
     for shown in ("See the targets, Thing and a^2.", "Careful", "A note body with 1.", "Warning",
-                  "A nested warning.", "Options stay out", "Body of the admonition.", "A paragraph with a span."):
+                  "A nested warning.", "Options stay out", "Body of the admonition.", "A paragraph with a span.",
+                  "glob\nMatches the entries"):
         assert shown in prose, shown
-    for markup in ("{ref}", "{sup}", ":class:", ":name:", ":linenos:", "```", "{#", "print("):
+    for markup in ("{ref}", "{sup}", ":class:", ":name:", ":linenos:", "```", "{#", "print(", ":glob:"):
         assert markup not in prose, markup
     for markup in (":class:", ":name:", "```{note}", "{warning}", ":::{admonition}"):
         assert markup not in chunk["text"], markup  # the section's text: what the page shows

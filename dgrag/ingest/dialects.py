@@ -14,9 +14,9 @@ definition lists; the rest are small block and core rules of the same parser:
 - MyST (Sphinx): roles (`{ref}`text <label>``) -> `myst_role` tokens; a directive written as a
   fence whose body is Markdown (```` ```{note} ````, ```` ```{tab-item} Title ````) is parsed in
   place between `myst_directive_open` / `_close` tokens, as MyST parses it; a directive's
-  `:option:` lines (fenced or `:::`) are dropped; a literal one (code, math, includes, reST,
-  generated reference) stays a fence; the site's `myst_enable_extensions` add `{#id .class}`
-  attributes (attrs_block, attrs_inline).
+  `:option:` lines (fenced, or `:::` -> a `myst_options` token) are dropped; a literal one
+  (code, math, includes, reST, generated reference) stays a fence; the site's `myst_enable_extensions` add `{#id .class}`
+  attributes (attrs_block, attrs_inline) and field lists (`:name: body`, fieldlist).
 
 `parser(myst=..., heading_ids=..., extensions=...)` builds (once) the parser for a page.
 """
@@ -31,6 +31,7 @@ from mdit_py_plugins.admon import admon_plugin
 from mdit_py_plugins.attrs import attrs_block_plugin, attrs_plugin
 from mdit_py_plugins.container import container_plugin
 from mdit_py_plugins.deflist import deflist_plugin
+from mdit_py_plugins.field_list import fieldlist_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 from mdit_py_plugins.myst_blocks import myst_block_plugin
 from mdit_py_plugins.myst_role import myst_role_plugin
@@ -88,10 +89,8 @@ def option_lines(lines: list[str]) -> int:
 def _directive_tokens(state, tokens: list, level: int) -> list:
     """`tokens` with each Markdown-bodied directive fence parsed in place (nested ones too)."""
     out = []
-    for i, tok in enumerate(tokens):
+    for tok in tokens:
         m = _DIRECTIVE.match(tok.info.strip()) if tok.type == "fence" else None
-        if tok.type == "container_adm_open" and tok.info.strip().startswith("{"):
-            _drop_container_options(tokens, i)
         if not m or m.group(1).lower() in LITERAL_DIRECTIVES or m.group(1).lower().startswith("auto"):
             out.append(tok)
             continue
@@ -111,19 +110,23 @@ def _directive_tokens(state, tokens: list, level: int) -> list:
     return out
 
 
-def _drop_container_options(tokens: list, at: int) -> None:
-    """A `:::{name}` directive's `:option:` lines lead its first paragraph: they leave it."""
-    opener, i = tokens[at], at + 1
-    if i + 2 >= len(tokens) or tokens[i].type != "paragraph_open" or tokens[i + 1].type != "inline":
-        return
-    lines = tokens[i + 1].content.split("\n")
-    n = option_lines(lines) if lines[0].strip() != "---" else 0
-    if not n:
-        return
-    opener.meta = {**(opener.meta or {}), "options": n}
-    tokens[i + 1].content = "\n".join(lines[n:])
-    if tokens[i].map:
-        tokens[i].map = [tokens[i].map[0] + n, tokens[i].map[1]]
+def _options_rule(state, start: int, end: int, silent: bool) -> bool:
+    """MyST: a `:::{name}` directive's `:option:` lines (or `---` YAML block), right after its
+    opening line -> a `myst_options` token (markup, not text)."""
+    prev = state.tokens[-1] if state.tokens else None
+    if prev is None or prev.type != "container_adm_open" or not prev.info.strip().startswith("{") \
+            or not prev.map or prev.map[0] + 1 != start:
+        return False
+    lines, j = [], start
+    while j < end and len(lines) < 200 and not state.isEmpty(j):
+        lines.append(state.src[state.bMarks[j] + state.tShift[j]:state.eMarks[j]])
+        j += 1
+    n = option_lines(lines)
+    if n and not silent:
+        tok = state.push("myst_options", "", 0)
+        tok.map = [start, start + n]
+        state.line = start + n
+    return bool(n)
 
 
 def myst_directives(state) -> None:
@@ -214,7 +217,7 @@ def _tabbed_rule(state, start: int, end: int, silent: bool) -> bool:
 def parser(myst: bool = False, heading_ids: bool = True, extensions: tuple[str, ...] = ()) -> MarkdownIt:
     """The parser for a page; `myst` adds MyST's targets, comments, block breaks, roles and
     directives (Sphinx), `extensions` the MyST extensions a site enables (`attrs_block`,
-    `attrs_inline`); `heading_ids` reads `{#id}` after a heading (Starlight does not: it stays
+    `attrs_inline`, `fieldlist`); `heading_ids` reads `{#id}` after a heading (Starlight does not: it stays
     in the title)."""
     md = MarkdownIt("commonmark", {"html": True}).enable("table")
     md.use(front_matter_plugin).use(admon_plugin).use(deflist_plugin)
@@ -229,11 +232,14 @@ def parser(myst: bool = False, heading_ids: bool = True, extensions: tuple[str, 
         md.core.ruler.after("block", "heading_attrs", heading_attrs)
     if myst:
         md.use(myst_block_plugin).use(myst_role_plugin)
+        md.block.ruler.before("table", "myst_options", _options_rule)
         md.core.ruler.after("block", "myst_directives", myst_directives)
         if "attrs_inline" in extensions:
             md.use(attrs_plugin, after=("image", "code_inline", "link_close", "span_close"), spans=True)
         if "attrs_block" in extensions:
             md.use(attrs_block_plugin)
+        if "fieldlist" in extensions:
+            md.use(fieldlist_plugin)
     return md
 
 

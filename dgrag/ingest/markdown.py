@@ -39,8 +39,8 @@ _ALERT = re.compile(r"^\[!(NOTE|TIP|IMPORTANT|WARNING|CAUTION)\]\s*")  # GitHub'
 _CODE_REF = re.compile(r"<CodeBlock\b[^>]*>\s*\{\s*(\w+)\s*\}\s*</CodeBlock>")
 _RAW_LOADER = re.compile(r"""import\s+(\w+)\s+from\s+['"]!!?raw-loader!([^'"]+)['"]""")
 _DIALECT = {"admonition_open", "container_adm_open", "container_blocks_open", "tabbed_open", "autodoc",
-            "template_tag", "mdx_esm", "myst_target", "myst_line_comment", "myst_block_break", "myst_directive_open"}
-_MYST_MARKUP = ("myst_target", "myst_line_comment", "myst_block_break")  # structure only: no text
+            "template_tag", "mdx_esm", "myst_target", "myst_line_comment", "myst_block_break", "myst_directive_open", "myst_options"}
+_MYST_MARKUP = ("myst_target", "myst_line_comment", "myst_block_break", "myst_options")  # structure only: no text
 _LATIN = re.compile(r"[A-Za-z]")
 
 
@@ -240,7 +240,7 @@ class _PageParser:
                 "directive" if tok.type == "myst_directive_open" else "container"
             label = title or (name.capitalize() if kind == "admonition" else "")
             self._note(label, line)
-            self.hidden.update(range(line + 1, line + 1 + (tok.meta or {}).get("options", 0)))  # its :options:
+            self.hidden.update(range(line + 1, line + 1 + (tok.meta or {}).get("options", 0)))  # a fence's :options:
         elif tok.type == "tabbed_open":
             kind, label = "tab", tok.meta.get("label", "")
             self._note(label, line)
