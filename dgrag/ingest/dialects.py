@@ -15,8 +15,9 @@ definition lists; the rest are small block and core rules of the same parser:
   fence whose body is Markdown (```` ```{note} ````, ```` ```{tab-item} Title ````) is parsed in
   place between `myst_directive_open` / `_close` tokens, as MyST parses it; a directive's
   `:option:` lines (fenced, or `:::` -> a `myst_options` token) are dropped; a literal one
-  (code, math, includes, reST, generated reference) stays a fence; the site's `myst_enable_extensions` add `{#id .class}`
-  attributes (attrs_block, attrs_inline) and field lists (`:name: body`, fieldlist).
+  (code, math, includes, reST, generated reference) stays a fence; the site's
+  `myst_enable_extensions` add `{#id .class}` attributes (attrs_block, attrs_inline) and field
+  lists (`:name: body`, fieldlist).
 
 `parser(myst=..., heading_ids=..., extensions=...)` builds (once) the parser for a page.
 """
@@ -86,7 +87,7 @@ def option_lines(lines: list[str]) -> int:
     return n
 
 
-def _directive_tokens(state, tokens: list, level: int) -> list:
+def _directive_tokens(state, tokens: list) -> list:
     """`tokens` with each Markdown-bodied directive fence parsed in place (nested ones too)."""
     out = []
     for tok in tokens:
@@ -105,7 +106,7 @@ def _directive_tokens(state, tokens: list, level: int) -> list:
         for child in body:
             child.map = [child.map[0] + shift, child.map[1] + shift] if child.map else None
             child.level += tok.level + 1
-        out += [opener, *_directive_tokens(state, body, level + 1),
+        out += [opener, *_directive_tokens(state, body),
                 Token("myst_directive_close", "div", -1, level=tok.level)]
     return out
 
@@ -131,7 +132,7 @@ def _options_rule(state, start: int, end: int, silent: bool) -> bool:
 
 def myst_directives(state) -> None:
     """Core rule (MyST): directives' bodies parsed as MyST parses them (see the module's doc)."""
-    state.tokens = _directive_tokens(state, state.tokens, 0)
+    state.tokens = _directive_tokens(state, state.tokens)
 
 
 def role_text(name: str, content: str) -> str:
@@ -217,8 +218,8 @@ def _tabbed_rule(state, start: int, end: int, silent: bool) -> bool:
 def parser(myst: bool = False, heading_ids: bool = True, extensions: tuple[str, ...] = ()) -> MarkdownIt:
     """The parser for a page; `myst` adds MyST's targets, comments, block breaks, roles and
     directives (Sphinx), `extensions` the MyST extensions a site enables (`attrs_block`,
-    `attrs_inline`, `fieldlist`); `heading_ids` reads `{#id}` after a heading (Starlight does not: it stays
-    in the title)."""
+    `attrs_inline`, `fieldlist`); `heading_ids` reads `{#id}` after a heading (Starlight does
+    not: it stays in the title)."""
     md = MarkdownIt("commonmark", {"html": True}).enable("table")
     md.use(front_matter_plugin).use(admon_plugin).use(deflist_plugin)
     alt = {"alt": ["paragraph", "reference", "blockquote", "list"]}

@@ -38,9 +38,9 @@ _LABEL_ATTR = re.compile(r"""<[A-Z][\w.]*\b[^>]*?\b(?:label|title|caption)\s*=\s
 _ALERT = re.compile(r"^\[!(NOTE|TIP|IMPORTANT|WARNING|CAUTION)\]\s*")  # GitHub's alerts, in a blockquote
 _CODE_REF = re.compile(r"<CodeBlock\b[^>]*>\s*\{\s*(\w+)\s*\}\s*</CodeBlock>")
 _RAW_LOADER = re.compile(r"""import\s+(\w+)\s+from\s+['"]!!?raw-loader!([^'"]+)['"]""")
-_DIALECT = {"admonition_open", "container_adm_open", "container_blocks_open", "tabbed_open", "autodoc",
-            "template_tag", "mdx_esm", "myst_target", "myst_line_comment", "myst_block_break", "myst_directive_open", "myst_options"}
 _MYST_MARKUP = ("myst_target", "myst_line_comment", "myst_block_break", "myst_options")  # structure only: no text
+_DIALECT = {"admonition_open", "container_adm_open", "container_blocks_open", "tabbed_open", "autodoc",
+            "template_tag", "mdx_esm", "myst_directive_open", *_MYST_MARKUP}
 _LATIN = re.compile(r"[A-Za-z]")
 
 
