@@ -30,7 +30,8 @@ one, otherwise the front matter "title:", otherwise (pages with neither, like th
 book's section pages that open with "## Name") the page's first heading. Headings inside fenced code blocks (``` or ~~~,
 closed by a fence of the same character at least as long), inside an HTML comment block
 ("<!--" at the start of a line up to the line holding "-->") and inside the front matter
-are not headings. Heading text is cleaned: trailing closing #'s and attribute/anchor suffixes
+are not headings; on the MyST site (myst-parser) neither are those inside a `:::{directive}`
+colon fence (MyST makes them rubrics). Heading text is cleaned: trailing closing #'s and attribute/anchor suffixes
 ("{#id}", "{ #id }", "{#id .class}") are stripped, code spans keep their text without the
 backticks, links and images keep their text, HTML/JSX tags are removed, emphasis markers
 (** __ * _) are removed, backslash escapes and HTML entities are resolved, and runs of
