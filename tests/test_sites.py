@@ -139,6 +139,81 @@ def test_a_page_without_h1_is_headed_by_its_title_or_its_first_heading():
     assert [n["breadcrumb"] for n in h1.nodes] == ["Title", "Title / Part"]
 
 
+MYST_PAGE = """
+# Roles
+
+(syntax/Roles_x)=
+## Using roles
+
+See {ref}`the targets <syntax/targets>`, {py:class}`~pkg.mod.Thing` and {math}`a^2`.
+
+````{note} Careful
+:class: tip
+
+A **note** body with {sup}`1`.
+
+```{warning}
+A nested warning.
+```
+
+```python
+print("in a note")
+```
+````
+
+:::{admonition} Options stay out
+:class: dropdown
+:name: adm-target
+Body of the admonition.
+:::
+
+```{code-block} python
+:linenos:
+x = 1
+```
+
+{#para-id .c}
+A paragraph with a [span]{#span-id}.
+
+:glob: Matches the entries
+"""
+
+
+def test_myst_roles_directive_bodies_options_and_attributes_are_read_as_myst_reads_them():
+    ext = ("attrs_block", "attrs_inline", "colon_fence", "fieldlist")
+    page = parse_page("docs/roles.md", textwrap.dedent(MYST_PAGE).lstrip("\n"), myst=True, slug_rule="docutils",
+                      extensions=ext)
+    chunk = next(n for n in page.nodes if n["breadcrumb"] == "Roles / Using roles")
+    assert chunk["meta"]["anchor"] == "syntax-roles-x"  # docutils' make_id of the label (Sphinx 9 / MyST 5)
+    prose = chunk["prose"]
+    for shown in ("See the targets, Thing and a^2.", "Careful", "A note body with 1.", "Warning",
+                  "A nested warning.", "Options stay out", "Body of the admonition.", "A paragraph with a span.",
+                  "glob\nMatches the entries"):
+        assert shown in prose, shown
+    for markup in ("{ref}", "{sup}", ":class:", ":name:", ":linenos:", "```", "{#", "print(", ":glob:"):
+        assert markup not in prose, markup
+    for markup in (":class:", ":name:", "```{note}", "{warning}", ":::{admonition}"):
+        assert markup not in chunk["text"], markup  # the section's text: what the page shows
+    code = {n["text"]: n["meta"]["code_language"] for n in page.nodes if n["type"] == "code"}
+    assert code == {'print("in a note")': "python", "x = 1": "python"}
+    assert page.recognised["admonition"] == 3 and page.recognised["directive"] == 1
+    plain = parse_page("docs/roles.md", "# R\n\n{#para-id}\nText [span]{#s}.\n", myst=True)  # attrs not enabled
+    assert "{#para-id} Text [span]{#s}." in plain.nodes[0]["prose"]
+
+
+def test_a_sphinx_site_without_html_baseurl_takes_its_opengraph_url_and_myst_extensions(tmp_path):
+    root = _write(tmp_path / "repo", {
+        "docs/conf.py": 'extensions = ["myst_parser"]\nmyst_enable_extensions = [\n    "attrs_inline",\n    '
+                        '"deflist",\n]\nogp_site_url = "https://x.readthedocs.io/en/latest"\n',
+        "docs/guide/intro.md": "# Intro\n"})
+    site = detect_site(root)
+    assert site.page_url("docs/guide/intro.md") == "https://x.readthedocs.io/en/latest/guide/intro.html"
+    assert site.extensions == ("attrs_inline", "deflist")
+    (root / "docs/conf.py").write_text('extensions = ["myst_parser"]\nhtml_baseurl = "https://h.org/d/"\n'
+                                       'ogp_site_url = "https://other.org/"\n')
+    assert detect_site(root).page_url("docs/guide/intro.md") == "https://h.org/d/guide/intro.html"
+
+
 # ---- includes: read within the root, refused outside, reported when missing ------------------
 def test_includes_read_in_place_with_their_selection_and_line_map(tmp_path):
     root = _write(tmp_path / "repo", {
@@ -165,6 +240,25 @@ def test_an_include_outside_the_root_is_refused_and_a_missing_one_reported(tmp_p
         "docs/a.md", "# A\n\n{{#include ../../secret.txt}}\n\n--8<-- \"nope.md\"\n\n<!--@include: ../../secret.txt-->\n")
     assert "TOP SECRET" not in text and "{{#include" not in text and "@include" not in text
     assert rep.refused == ["../../secret.txt", "../../secret.txt"] and rep.missing == ["nope.md"]
+
+
+def test_myst_include_directives_are_read_with_their_options_outside_code_examples(tmp_path):
+    (tmp_path / "secret.md").write_text("TOP SECRET\n")
+    root = _write(tmp_path / "repo", {"CHANGELOG.md": "# Changelog\n\n## 1.0\n\nFirst.\n\n"
+                                                      "See [the guide](docs/guide.md), ![logo](img/x.png).\n",
+                                      "docs/part.txt": "Hallo you!\nline two\n"})
+    page = ("# P\n\n```{include} ../CHANGELOG.md\n:heading-offset: 1\n:relative-docs: docs/\n:relative-images:\n```\n\n"
+            ":::{include} part.txt\n:start-after: Hallo\n:end-before: !\n:::\n\n"
+            "```{include} part.txt\n:literal:\n:start-line: 1\n```\n\n"
+            "````md\n```{include} part.txt\n```\n````\n\n```{include} ../../secret.md\n```\n")
+    text, line_map, rep = Includes(root, root, myst=True).expand("docs/p.md", page)
+    assert "## Changelog\n\n### 1.0\n\nFirst." in text and "\n you\n" in text
+    assert "See [the guide](guide.md), ![logo](../img/x.png)." in text  # :relative-docs: / :relative-images:
+    assert "```text\nline two\n```" in text and "````md\n```{include} part.txt\n```\n````" in text
+    assert "TOP SECRET" not in text and rep.refused == ["../../secret.md"]
+    assert rep.read == {"CHANGELOG.md", "docs/part.txt"} and page.split("\n")[line_map[text.split("\n").index("### 1.0")]] \
+        == "```{include} ../CHANGELOG.md"
+    assert Includes(root, root).expand("docs/p.md", page)[0] == page  # not a MyST page: a code block
 
 
 # ---- whole sites: detection, URLs, reports, a changed include ---------------------------------

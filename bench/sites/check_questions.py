@@ -1,19 +1,21 @@
 #!/usr/bin/env python3
-"""Validate the held-out question sets for the three public documentation sites.
+"""Validate the held-out question sets for the four public documentation sites.
 
     python3 bench/sites/check_questions.py [--sites-root /work/sites] [--site redux ...]
     python3 bench/sites/check_questions.py --sections vitepress docs/en/guide/deploy.md
 
 Standalone (standard library only; it does not import dgrag). For each site file
-(bench/sites/<site>/questions.jsonl, site in redux, vitepress, rust-book) it checks:
+(bench/sites/<site>/questions.jsonl, site in redux, vitepress, rust-book, myst-parser) it checks:
 
 - every line is a JSON object with the required fields and allowed values
   (lang en|zh, kind, style search|natural, split dev|test, hops 1|2);
-- ids are unique and shaped "<site>-NNN" (vitepress: "vp-en-NNN" / "vp-zh-NNN"),
+- ids are unique and shaped "<site>-NNN" (vitepress: "vp-en-NNN" / "vp-zh-NNN";
+  myst-parser: "myst-NNN"),
   and the id's language matches "lang";
 - split is "dev" exactly when the id's number is a multiple of 3, "test" otherwise;
 - every gold path exists under <sites-root>/<site> and lies in the published content
-  (redux: docs/; vitepress: docs/en/ for en and docs/zh/ for zh; rust-book: src/);
+  (redux: docs/; vitepress: docs/en/ for en and docs/zh/ for zh; rust-book: src/;
+  myst-parser: docs/);
 - every gold section is a breadcrumb of one of the gold pages (page title, then the
   heading path, joined by " / "), computed by the small heading scanner below;
 - every gold page holds at least one gold section;
@@ -28,7 +30,8 @@ one, otherwise the front matter "title:", otherwise (pages with neither, like th
 book's section pages that open with "## Name") the page's first heading. Headings inside fenced code blocks (``` or ~~~,
 closed by a fence of the same character at least as long), inside an HTML comment block
 ("<!--" at the start of a line up to the line holding "-->") and inside the front matter
-are not headings. Heading text is cleaned: trailing closing #'s and attribute/anchor suffixes
+are not headings; on the MyST site (myst-parser) neither are those inside a `:::{directive}`
+colon fence (MyST makes them rubrics). Heading text is cleaned: trailing closing #'s and attribute/anchor suffixes
 ("{#id}", "{ #id }", "{#id .class}") are stripped, code spans keep their text without the
 backticks, links and images keep their text, HTML/JSX tags are removed, emphasis markers
 (** __ * _) are removed, backslash escapes and HTML entities are resolved, and runs of
@@ -46,7 +49,7 @@ from collections import Counter
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SITES = ("redux", "vitepress", "rust-book")
+SITES = ("redux", "vitepress", "rust-book", "myst-parser")
 REQUIRED = ("id", "lang", "question", "gold_paths", "gold_sections", "hops", "kind",
             "split", "style")
 KINDS = {"howto", "api", "concept", "troubleshoot", "config", "keyword"}
@@ -56,6 +59,7 @@ ID_RE = {
     "redux": re.compile(r"redux-(\d{3,})"),
     "vitepress": re.compile(r"vp-(en|zh)-(\d{3,})"),
     "rust-book": re.compile(r"rust-book-(\d{3,})"),
+    "myst-parser": re.compile(r"myst-(\d{3,})"),
 }
 # Published content per site and language.
 PREFIXES = {
@@ -63,13 +67,16 @@ PREFIXES = {
     ("vitepress", "en"): ("docs/en/",),
     ("vitepress", "zh"): ("docs/zh/",),
     ("rust-book", "en"): ("src/",),
+    ("myst-parser", "en"): ("docs/",),
 }
-SITE_LANGS = {"redux": {"en"}, "vitepress": {"en", "zh"}, "rust-book": {"en"}}
+MYST_SITES = {"myst-parser"}  # Sphinx + MyST: headings inside `:::{directive}` blocks are rubrics
+SITE_LANGS = {"redux": {"en"}, "vitepress": {"en", "zh"}, "rust-book": {"en"}, "myst-parser": {"en"}}
 
 # ---------------------------------------------------------------------------
 # Heading scanner
 
 FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+COLON_RE = re.compile(r"^ {0,3}(:{3,})(\{[\w:.-]+\}.*)?\s*$")  # MyST `:::{note}` ... `:::`
 ATX_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
 ATTR_RE = re.compile(r"\s*\{\s*#[^{}]*\}\s*$")
 CLOSING_RE = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
@@ -125,17 +132,26 @@ def front_matter(lines: list[str]) -> tuple[dict, int]:
     return {}, 0  # unterminated: not front matter
 
 
-def headings(text: str) -> tuple[dict, list[tuple[int, str, int]]]:
-    """(front matter, [(level, cleaned text, 1-based line)]) outside code fences."""
+def headings(text: str, myst: bool = False) -> tuple[dict, list[tuple[int, str, int]]]:
+    """(front matter, [(level, cleaned text, 1-based line)]) outside code fences (and, `myst`,
+    outside MyST colon-fence directives: MyST turns a heading inside one into a rubric)."""
     lines = text.splitlines()
     meta, start = front_matter(lines)
     out: list[tuple[int, str, int]] = []
     fence: tuple[str, int] | None = None
     comment = False
+    colons: list[int] = []  # the open `:::{name}` directives' marker lengths
     for i in range(start, len(lines)):
         line = lines[i]
         if comment:  # inside an HTML comment block: no headings until "-->"
             comment = "-->" not in line
+            continue
+        cm = COLON_RE.match(line) if myst and fence is None else None
+        if cm and cm.group(2):
+            colons.append(len(cm.group(1)))
+            continue
+        if cm and colons and len(cm.group(1)) >= colons[-1]:
+            colons.pop()
             continue
         fm = FENCE_RE.match(line)
         if fence is None and re.match(r"^ {0,3}<!--", line):
@@ -146,7 +162,7 @@ def headings(text: str) -> tuple[dict, list[tuple[int, str, int]]]:
                 fence = (fm.group(1)[0], len(fm.group(1)))
                 continue
             hm = ATX_RE.match(line)
-            if hm:
+            if hm and not colons:
                 out.append((len(hm.group(1)), clean_heading(hm.group(2) or ""), i + 1))
         elif fm and fm.group(1)[0] == fence[0] and len(fm.group(1)) >= fence[1] \
                 and not fm.group(2).strip():
@@ -154,7 +170,7 @@ def headings(text: str) -> tuple[dict, list[tuple[int, str, int]]]:
     return meta, out
 
 
-def page_breadcrumbs(path: Path) -> list[str]:
+def page_breadcrumbs(path: Path, myst: bool = False) -> list[str]:
     """All breadcrumbs of a page: the title, then one per heading (in page order).
 
     Title: the first H1; else the front matter "title:"; else (mdBook pages such as the
@@ -162,7 +178,7 @@ def page_breadcrumbs(path: Path) -> list[str]:
     first heading, which then acts as the root, and later headings at its level or above
     become its children.
     """
-    meta, hs = headings(path.read_text(encoding="utf-8"))
+    meta, hs = headings(path.read_text(encoding="utf-8"), myst)
     root = next((i for i, h in enumerate(hs) if h[0] == 1), None)
     if root is not None:
         title = hs[root][1]
@@ -260,7 +276,7 @@ def check_site(site: str, qfile: Path, root: Path, cache: dict) -> tuple[list[di
                 errors.append(f"{where}: gold path does not exist: {p}")
                 continue
             if p not in cache:
-                cache[p] = set(page_breadcrumbs(f))
+                cache[p] = set(page_breadcrumbs(f, myst=site in MYST_SITES))
             crumbs[p] = cache[p]
         for s in q["gold_sections"]:
             if crumbs and not any(s in c for c in crumbs.values()):
@@ -289,9 +305,9 @@ def composition(name: str, rows: list[dict]) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sites-root", type=Path, default=Path("/work/sites"),
-                    help="folder holding redux/, vitepress/, rust-book/ (default /work/sites)")
+                    help="folder holding redux/, vitepress/, rust-book/, myst-parser/ (default /work/sites)")
     ap.add_argument("--site", action="append", choices=SITES,
-                    help="check only this site (repeatable); default all three")
+                    help="check only this site (repeatable); default all four")
     ap.add_argument("--questions-dir", type=Path, default=HERE,
                     help="folder holding <site>/questions.jsonl (default: this script's folder)")
     ap.add_argument("--sections", nargs=2, metavar=("SITE", "PATH"),
@@ -299,7 +315,7 @@ def main() -> int:
     args = ap.parse_args()
     if args.sections:
         site, rel = args.sections
-        for c in page_breadcrumbs(args.sites_root / site / rel):
+        for c in page_breadcrumbs(args.sites_root / site / rel, myst=site in MYST_SITES):
             print(c)
         return 0
     errors: list[str] = []

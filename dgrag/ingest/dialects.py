@@ -10,9 +10,16 @@ definition lists; the rest are small block and core rules of the same parser:
 - `::: package.name` (mkdocstrings' generated reference) -> an `autodoc` token;
 - one-line template tags: `{% hint style="info" %}` (GitBook), `{{< tabs >}}` (Hugo) ->
   a `template_tag` token, their title kept, the marker gone;
-- MDX: `import` / `export` statements at the top level -> an `mdx_esm` token.
+- MDX: `import` / `export` statements at the top level -> an `mdx_esm` token;
+- MyST (Sphinx): roles (`{ref}`text <label>``) -> `myst_role` tokens; a directive written as a
+  fence whose body is Markdown (```` ```{note} ````, ```` ```{tab-item} Title ````) is parsed in
+  place between `myst_directive_open` / `_close` tokens, as MyST parses it; a directive's
+  `:option:` lines (fenced, or `:::` -> a `myst_options` token) are dropped; a literal one
+  (code, math, includes, reST, generated reference) stays a fence; the site's
+  `myst_enable_extensions` add `{#id .class}` attributes (attrs_block, attrs_inline) and field
+  lists (`:name: body`, fieldlist).
 
-`parser(myst=..., mdx=...)` builds (once) the parser for a page.
+`parser(myst=..., heading_ids=..., extensions=...)` builds (once) the parser for a page.
 """
 from __future__ import annotations
 
@@ -20,11 +27,15 @@ import re
 from functools import lru_cache
 
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 from mdit_py_plugins.admon import admon_plugin
+from mdit_py_plugins.attrs import attrs_block_plugin, attrs_plugin
 from mdit_py_plugins.container import container_plugin
 from mdit_py_plugins.deflist import deflist_plugin
+from mdit_py_plugins.field_list import fieldlist_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 from mdit_py_plugins.myst_blocks import myst_block_plugin
+from mdit_py_plugins.myst_role import myst_role_plugin
 
 ADMONITIONS = {"note", "tip", "info", "warning", "danger", "caution", "important", "details", "success",
                "question", "failure", "bug", "example", "quote", "abstract", "seealso", "attention", "error",
@@ -36,6 +47,14 @@ _CONTAINER_NAME = re.compile(r"^\s*\{?([A-Za-z][\w-]*)\}?(?:\[[^\]]*\]|\{[^}]*\}
 _AUTODOC = re.compile(r"^:::\s+([A-Za-z_]\w*(?:\.\w+)+)\s*$")
 _TEMPLATE_TAG = re.compile(r"^\s*(?:\{%-?\s*(end)?(\w+)\b([^%]*)%\}|\{\{[<%]\s*(/)?\s*([\w-]+)\b([^<>%]*)[>%]\}\})\s*$")
 _TABBED = re.compile(r'^===[+!]?\s+"([^"]*)"\s*$')
+# MyST directives whose body is not Markdown: code, math, files read in, reST, what a tool generates
+LITERAL_DIRECTIVES = {"code-block", "code", "sourcecode", "code-cell", "literalinclude", "math", "mermaid",
+                      "graphviz", "eval-rst", "raw", "csv-table", "toctree", "include", "contents",
+                      "myst-config", "myst-warnings", "myst-admonitions", "docutils-cli-help",
+                      "py-script"}
+_DIRECTIVE = re.compile(r"^\{([\w:.-]+)\}\s*(.*)$")
+_OPTION = re.compile(r"^\s*:[\w-]+:(?:\s|$)")
+_ROLE_TITLE = re.compile(r"^(.+?)\s*<([^<>]+)>$", re.S)
 _ESM = re.compile(r"^(?:import\s+[\w{*'\"]|import\s*\(|export\s+(?:default|const|let|var|function|\{|\*|async))")
 
 
@@ -54,6 +73,75 @@ def heading_attrs(state) -> None:
         for part in parts:
             if part.startswith("#"):
                 tok.attrSet("id", part[1:])
+
+
+def option_lines(lines: list[str]) -> int:
+    """How many of a MyST directive's first body lines are its options: `:key: value` lines, or
+    a `---` YAML block."""
+    if lines and lines[0].strip() == "---":
+        end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
+        return end + 1 if end is not None else 0
+    n = 0
+    while n < len(lines) and _OPTION.match(lines[n]):
+        n += 1
+    return n
+
+
+def _directive_tokens(state, tokens: list) -> list:
+    """`tokens` with each Markdown-bodied directive fence parsed in place (nested ones too)."""
+    out = []
+    for tok in tokens:
+        m = _DIRECTIVE.match(tok.info.strip()) if tok.type == "fence" else None
+        if not m or m.group(1).lower() in LITERAL_DIRECTIVES or m.group(1).lower().startswith("auto"):
+            out.append(tok)
+            continue
+        lines = tok.content.split("\n")
+        n = option_lines(lines)
+        opener = Token("myst_directive_open", "div", 1, info=tok.info.strip(), markup=tok.markup,
+                       level=tok.level, meta={"options": n})
+        opener.map = [tok.map[0], tok.map[1] - 1] if tok.map else None  # [opening line, closing line]
+        body: list = []
+        state.md.block.parse("\n".join(lines[n:]), state.md, state.env, body)
+        shift = tok.map[0] + 1 + n if tok.map else 0
+        for child in body:
+            child.map = [child.map[0] + shift, child.map[1] + shift] if child.map else None
+            child.level += tok.level + 1
+        out += [opener, *_directive_tokens(state, body),
+                Token("myst_directive_close", "div", -1, level=tok.level)]
+    return out
+
+
+def _options_rule(state, start: int, end: int, silent: bool) -> bool:
+    """MyST: a `:::{name}` directive's `:option:` lines (or `---` YAML block), right after its
+    opening line -> a `myst_options` token (markup, not text)."""
+    prev = state.tokens[-1] if state.tokens else None
+    if prev is None or prev.type != "container_adm_open" or not prev.info.strip().startswith("{") \
+            or not prev.map or prev.map[0] + 1 != start:
+        return False
+    lines, j = [], start
+    while j < end and len(lines) < 200 and not state.isEmpty(j):
+        lines.append(state.src[state.bMarks[j] + state.tShift[j]:state.eMarks[j]])
+        j += 1
+    n = option_lines(lines)
+    if n and not silent:
+        tok = state.push("myst_options", "", 0)
+        tok.map = [start, start + n]
+        state.line = start + n
+    return bool(n)
+
+
+def myst_directives(state) -> None:
+    """Core rule (MyST): directives' bodies parsed as MyST parses them (see the module's doc)."""
+    state.tokens = _directive_tokens(state, state.tokens)
+
+
+def role_text(name: str, content: str) -> str:
+    """What a MyST role shows: `text <target>` -> text, `~a.b.C` -> C, else its content."""
+    m = _ROLE_TITLE.match(content.strip())
+    if m:
+        return m.group(1)
+    text = content.strip().lstrip("!")
+    return text[1:].rsplit(".", 1)[-1] if text.startswith("~") else text
 
 
 def _container_ok(params: str, markup: str) -> bool:
@@ -127,9 +215,11 @@ def _tabbed_rule(state, start: int, end: int, silent: bool) -> bool:
 
 
 @lru_cache(maxsize=8)
-def parser(myst: bool = False, heading_ids: bool = True) -> MarkdownIt:
-    """The parser for a page; `myst` adds MyST's targets, comments and block breaks (Sphinx);
-    `heading_ids` reads `{#id}` after a heading (Starlight does not: it stays in the title)."""
+def parser(myst: bool = False, heading_ids: bool = True, extensions: tuple[str, ...] = ()) -> MarkdownIt:
+    """The parser for a page; `myst` adds MyST's targets, comments, block breaks, roles and
+    directives (Sphinx), `extensions` the MyST extensions a site enables (`attrs_block`,
+    `attrs_inline`, `fieldlist`); `heading_ids` reads `{#id}` after a heading (Starlight does
+    not: it stays in the title)."""
     md = MarkdownIt("commonmark", {"html": True}).enable("table")
     md.use(front_matter_plugin).use(admon_plugin).use(deflist_plugin)
     alt = {"alt": ["paragraph", "reference", "blockquote", "list"]}
@@ -142,7 +232,15 @@ def parser(myst: bool = False, heading_ids: bool = True) -> MarkdownIt:
     if heading_ids:
         md.core.ruler.after("block", "heading_attrs", heading_attrs)
     if myst:
-        md.use(myst_block_plugin)
+        md.use(myst_block_plugin).use(myst_role_plugin)
+        md.block.ruler.before("table", "myst_options", _options_rule)
+        md.core.ruler.after("block", "myst_directives", myst_directives)
+        if "attrs_inline" in extensions:
+            md.use(attrs_plugin, after=("image", "code_inline", "link_close", "span_close"), spans=True)
+        if "attrs_block" in extensions:
+            md.use(attrs_block_plugin)
+        if "fieldlist" in extensions:
+            md.use(fieldlist_plugin)
     return md
 
 

@@ -9,7 +9,10 @@ is one here too, with a line map back to the page's own lines:
   and the block form between two `--8<--` lines;
 - FastAPI's code include `{* path hl[..] ln[..] *}`: the file as a fenced block, `ln` picks lines;
 - markdown-include: `{! path !}`;
-- VitePress: `<!--@include: path{from,to}-->` and `#region`.
+- VitePress: `<!--@include: path{from,to}-->` and `#region`;
+- MyST (a Sphinx site's pages, `myst=True`): the `{include}` directive, as a fence or a colon
+  fence, with its `:start-line:` / `:end-line:`, `:start-after:` / `:end-before:`,
+  `:heading-offset:` and `:literal:` options (MyST parses the file in place, as Markdown).
 
 MyST's `{literalinclude}` and Docusaurus's raw-loader imports are directives of the parsed
 page and go through `Includes.read_code`. A path outside the include root is refused, a
@@ -32,6 +35,9 @@ _MDINCLUDE = re.compile(r"\{!>?\s*([^!\s]+)\s*!\}")
 _VP_SNIPPET = re.compile(r"^\s*<<<\s+(\S+?)(?:\{[^}]*\})?(?:\s+\[[^\]]*\])?\s*$")
 _VITEPRESS = re.compile(r"<!--\s*@include:\s*([^\s{#]+?)(?:#([\w-]+))?(?:\{(\d*),(\d*)\})?\s*-->")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})(.*)$")
+_MYST_INCLUDE = re.compile(r"^(\s{0,3})(`{3,}|~{3,}|:{3,})\s*\{include\}\s+(\S.*?)\s*$")
+_MD_LINK = re.compile(r"(!?)\[([^\]]*)\]\(\s*<?([^)\s>]+)")  # a Markdown link or image, up to its target
+_MYST_OPTION = re.compile(r"^\s*:([\w-]+):\s*(.*?)\s*$")
 # the code files a parsed page's directives read (`read_code`), found before parsing: MyST's
 # literalinclude (a fence or a colon fence) and an MDX raw-loader import
 _DIRECTIVE_FILE = re.compile(r"^\s*(?:`{3,}|~{3,}|:{3,})\s*\{literalinclude\}\s+(\S+)"
@@ -61,7 +67,8 @@ class Includes:
     """Reads includes for the pages under `docs_root`, confined to `include_root`."""
 
     def __init__(self, docs_root: Path, include_root: Path, bases: list[str] | None = None,
-                 max_bytes: int = 2 * 1024 * 1024):
+                 max_bytes: int = 2 * 1024 * 1024, myst: bool = False):
+        self.myst = myst  # MyST's `{include}` directive is read too (a Sphinx site's pages)
         self.docs_root = Path(os.path.realpath(docs_root))
         self.root = Path(os.path.realpath(include_root))
         self.bases = bases or [""]  # folders (relative to the docs root) snippet paths start from
@@ -123,7 +130,7 @@ class Includes:
         """The page with its includes read in; line i of the result is line map[i] of the page."""
         report = IncludeReport()
         lines = text.split("\n")
-        if not _has_include(text):
+        if not _has_include(text) and not (self.myst and "{include}" in text):
             return text, list(range(len(lines))), report
         out: list[str] = []
         line_map: list[int] = []
@@ -136,6 +143,14 @@ class Includes:
         i, fence = 0, ""
         while i < len(lines):
             line = lines[i]
+            inc = _MYST_INCLUDE.match(line) if self.myst and not fence else None
+            end = _closing(lines, i, inc.group(2)) if inc else None
+            if end is not None:  # MyST's {include}: the file's text in place of the directive
+                if depth < MAX_DEPTH:
+                    yield from ((i, s) for s in self._myst_include(inc.group(3), lines[i + 1:end], from_dir,
+                                                                  report, depth))
+                i = end + 1
+                continue
             m = _FENCE.match(line)
             if m and (not fence or (m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not m.group(2).strip())):
                 fence = "" if fence else m.group(1)
@@ -218,6 +233,33 @@ class Includes:
         sub = os.path.relpath(full.parent, self.docs_root).replace(os.sep, "/")
         yield from self._lines(_strip_markers(_select(lines, sel)), sub, report, depth + 1)
 
+    def _myst_include(self, target: str, body: list[str], from_dir: str, report: IncludeReport, depth: int):
+        full = self._resolve(target, from_dir, report)
+        lines = self._read(full, report) if full else None
+        if lines is None:
+            return
+        opts = dict(m.groups() for m in map(_MYST_OPTION.match, body) if m)
+        try:
+            text = "\n".join(lines[int(opts.get("start-line") or 0):int(opts["end-line"]) if opts.get("end-line") else None])
+        except ValueError:
+            text = "\n".join(lines)
+        if opts.get("start-after") and opts["start-after"] in text:
+            text = text[text.index(opts["start-after"]) + len(opts["start-after"]):]
+        if opts.get("end-before") and opts["end-before"] in text:
+            text = text[:text.index(opts["end-before"])]
+        if "literal" in opts or "code" in opts:
+            yield f"```{opts.get('code') or EXT_LANG.get(full.suffix.lstrip('.').lower(), '')}"
+            yield from (s.replace("```", "` ` `") for s in text.rstrip("\n").split("\n"))
+            yield "```"
+            return
+        offset = int(opts["heading-offset"]) if str(opts.get("heading-offset", "")).isdigit() else 0
+        sub = os.path.relpath(full.parent, self.docs_root).replace(os.sep, "/")
+        lines = _offset_headings(text.split("\n"), offset)
+        if "relative-docs" in opts or "relative-images" in opts:
+            lines = _relative_links(lines, opts, sub, from_dir)
+        for _, s in self._lines(lines, sub, report, depth + 1):
+            yield s
+
     def _code_include(self, target: str, options: str, from_dir: str, report: IncludeReport, region: str = ""):
         full = self._resolve(target.lstrip("/"), from_dir, report, bases=True) if target.startswith("/") \
             else self._resolve(target, from_dir, report, bases=True)
@@ -233,6 +275,44 @@ class Includes:
 
 def _has_include(text: str) -> bool:
     return "{{#" in text or "8<-" in text or "{*" in text or "{!" in text or "@include" in text or "<<<" in text
+
+
+def _closing(lines: list[str], start: int, marker: str) -> int | None:
+    """The line closing the fence (or colon fence) `marker` opened at `start`, None if none."""
+    for j in range(start + 1, len(lines)):
+        s = lines[j].strip()
+        if s and s[0] == marker[0] and len(s) >= len(marker) and s == s[0] * len(s):
+            return j
+    return None
+
+
+def _relative_links(lines: list[str], opts: dict, included_dir: str, page_dir: str) -> list[str]:
+    """MyST's `:relative-docs: PREFIX` / `:relative-images:`: a link starting with PREFIX (an
+    image: any relative one) is resolved from the included file's folder, as the page's link."""
+    prefix = opts.get("relative-docs")
+
+    def fix(m: re.Match) -> str:
+        bang, target = m.group(1), m.group(3)
+        rebase = (bang and "relative-images" in opts) or (not bang and prefix and target.startswith(prefix))
+        if not rebase or re.match(r"^[a-z][\w+.-]*:|^[#/]", target):
+            return m.group(0)
+        moved = posixpath.relpath(posixpath.normpath(posixpath.join(included_dir, target)), page_dir or ".")
+        return f"{bang}[{m.group(2)}]({moved}"
+
+    return [_MD_LINK.sub(fix, s) for s in lines]
+
+
+def _offset_headings(lines: list[str], offset: int) -> list[str]:
+    """MyST's `:heading-offset:`: each ATX heading outside code fences `offset` levels deeper."""
+    if not offset:
+        return lines
+    out, fence = [], ""
+    for s in lines:
+        m = _FENCE.match(s)
+        if m and (not fence or (m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence))):
+            fence = "" if fence else m.group(1)
+        out.append("#" * offset + s.lstrip() if not fence and re.match(r"^ {0,3}#{1,6}(\s|$)", s) else s)
+    return out
 
 
 def _split_selector(target: str) -> tuple[str, str]:

@@ -8,8 +8,8 @@ with `line_map` taking each line back to the page's own.
 
 A page becomes a file node; each heading section a chunk (nested headings are sub-chunks of
 their parent); fenced code, Markdown/HTML tables and images become their own nodes with
-`context_lines` of surrounding text
-(handed over with the node, `node["context"]`; an image keeps it in its meta). Links to other `.md` pages are kept for jump edges.
+`context_lines` of surrounding text (handed over with the node, `node["context"]`; an image keeps
+it in its meta). Links to other `.md` pages are kept for jump edges.
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ import yaml
 from ..kernels.tokens import IDEOGRAPH
 
 from .context import around as _around
-from .dialects import ADMONITIONS, container_label, parser, template_label
+from .dialects import ADMONITIONS, container_label, parser, role_text, template_label
 from .includes import EXT_LANG
 from .slugs import Slugger
 
@@ -38,8 +38,9 @@ _LABEL_ATTR = re.compile(r"""<[A-Z][\w.]*\b[^>]*?\b(?:label|title|caption)\s*=\s
 _ALERT = re.compile(r"^\[!(NOTE|TIP|IMPORTANT|WARNING|CAUTION)\]\s*")  # GitHub's alerts, in a blockquote
 _CODE_REF = re.compile(r"<CodeBlock\b[^>]*>\s*\{\s*(\w+)\s*\}\s*</CodeBlock>")
 _RAW_LOADER = re.compile(r"""import\s+(\w+)\s+from\s+['"]!!?raw-loader!([^'"]+)['"]""")
+_MYST_MARKUP = ("myst_target", "myst_line_comment", "myst_block_break", "myst_options")  # structure only: no text
 _DIALECT = {"admonition_open", "container_adm_open", "container_blocks_open", "tabbed_open", "autodoc",
-            "template_tag", "mdx_esm", "myst_target", "myst_line_comment", "myst_block_break"}
+            "template_tag", "mdx_esm", "myst_directive_open", *_MYST_MARKUP}
 _LATIN = re.compile(r"[A-Za-z]")
 
 
@@ -84,15 +85,16 @@ def detect_language(text: str) -> str:
 
 
 def inline_text(tok) -> str:
-    """Readable text of an inline token: text, code spans and link texts, no images."""
+    """Readable text of an inline token: text, code spans, link texts and what MyST roles
+    show, no images."""
     out = []
     for child in tok.children or []:
         if child.type in ("text", "code_inline"):
             out.append(child.content)
+        elif child.type == "myst_role":
+            out.append(role_text(child.meta.get("name", ""), child.content))
         elif child.type in ("softbreak", "hardbreak"):
             out.append(" ")
-        elif child.type == "html_inline":
-            continue
     return "".join(out).strip()
 
 
@@ -232,11 +234,13 @@ class _PageParser:
         label = ""
         if tok.type == "admonition_open":  # its title is the inline token that follows
             kind, label = "admonition", tok.content
-        elif tok.type in ("container_adm_open", "container_blocks_open"):
+        elif tok.type in ("container_adm_open", "container_blocks_open", "myst_directive_open"):
             name, title = container_label(tok.info)
-            kind = "admonition" if name in ADMONITIONS else "tab" if name == "tab" else "container"
+            kind = "admonition" if name in ADMONITIONS else "tab" if name in ("tab", "tab-item") else \
+                "directive" if tok.type == "myst_directive_open" else "container"
             label = title or (name.capitalize() if kind == "admonition" else "")
             self._note(label, line)
+            self.hidden.update(range(line + 1, line + 1 + (tok.meta or {}).get("options", 0)))  # a fence's :options:
         elif tok.type == "tabbed_open":
             kind, label = "tab", tok.meta.get("label", "")
             self._note(label, line)
@@ -256,7 +260,7 @@ class _PageParser:
             if tok.type == "myst_target":
                 self.target = tok.content.strip()
         self._count(kind)
-        self._markup(tok, label, whole=tok.type in ("autodoc", "mdx_esm", "template_tag") or tok.type.startswith("myst"))
+        self._markup(tok, label, whole=tok.type in ("autodoc", "mdx_esm", "template_tag") + _MYST_MARKUP)
 
     def _directive(self, tok) -> None:
         """A MyST directive written as a fence: ```{name} argument."""
@@ -484,14 +488,15 @@ class _PageParser:
 def parse_page(path: str, text: str, *, context_lines: int = 15, exists=lambda p: True, slug_rule: str = "github",
                myst: bool = False, line_map: list[int] | None = None, read_code=None,
                fallback_title: str = "", mdx: bool | None = None, heading_ids: bool = True,
-               route_of=None, head_first: bool = False) -> ParsedPage:
+               route_of=None, head_first: bool = False, extensions: tuple[str, ...] = ()) -> ParsedPage:
     """Parse one page (its path relative to the docs root, POSIX separators). `text` may have
     its includes read in already: `line_map[i]` is then the page's own line of its line i.
     `mdx`: the page is MDX (default: a .mdx file; Docusaurus reads .md pages as MDX too).
     `head_first`: a page with no H1 and no title is headed by its first heading (a site's page:
-    mdBook's chapters start at "## Title"); off, such a page's sections stand alone, as GitHub shows them."""
+    mdBook's chapters start at "## Title"); off, such a page's sections stand alone, as GitHub shows them.
+    `extensions`: the MyST extensions the site enables (`dialects.parser`)."""
     mdx = path.endswith(".mdx") if mdx is None else mdx
-    tokens = parser(myst, heading_ids).parse(text, {"mdx": mdx})
+    tokens = parser(myst, heading_ids, tuple(sorted(extensions))).parse(text, {"mdx": mdx})
     pp = _PageParser(path, text, context_lines, exists, slug_rule, read_code, fallback_title, mdx, route_of,
                      head_first)
     page = pp.run(tokens)

@@ -151,7 +151,8 @@ class Indexer:
         self.report.site = self.site.describe()
         self.dialect = DialectReport()
         bases = sorted({posixpath.dirname(self.site.config)} | {p.content for p in self.site.parts} | {""})
-        self.includes = Includes(self.root, Path(settings.include_root or self.root), bases, settings.max_file_bytes)
+        self.includes = Includes(self.root, Path(settings.include_root or self.root), bases, settings.max_file_bytes,
+                                 myst=self.site.generator == "sphinx")
         self._exists_cache: dict[str, bool] = {}
         self.routes: dict[str, str] = {}
         self._image_files: dict[str, str] = {}  # image path -> sha256, this run
@@ -251,7 +252,7 @@ class Indexer:
                               mdx=path.endswith(".mdx") or self.site.generator == "docusaurus",
                               heading_ids=self.site.generator != "starlight",
                               route_of=lambda href: self.site.link_target(href, path, self.routes),
-                              head_first=bool(self.site.parts))
+                              head_first=bool(self.site.parts), extensions=self.site.extensions)
         except (ValueError, RecursionError) as exc:
             return self._skip(path, digest, str(exc))
         if page.front.get("draft") is True and self.site.parts:  # a site does not publish its drafts

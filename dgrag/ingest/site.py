@@ -41,6 +41,10 @@ class Site:
     def slug_rule(self) -> str:
         return self.parts[0].slug_rule if self.parts else "github"
 
+    @property
+    def extensions(self) -> tuple[str, ...]:
+        return self.parts[0].extensions if self.parts else ()
+
     def part_of(self, path: str) -> SitePart | None:
         best = None
         for p in self.parts:

@@ -35,6 +35,7 @@ class SitePart:
     nav: dict[str, tuple[int, str]] = field(default_factory=dict)   # page -> (order, title)
     exclude: list[str] = field(default_factory=list)  # folders under content that are not pages
     exclude_globs: list[str] = field(default_factory=list)  # VitePress's srcExclude, relative to its srcDir
+    extensions: tuple[str, ...] = ()    # Sphinx: the MyST extensions conf.py enables (attrs_block, ...)
 
 
 def language_of_locale(code: str) -> str:
@@ -261,12 +262,17 @@ def read_mdbook(root: Path, folder: str, config: Path, notes: list[str]) -> list
 
 def read_sphinx(root: Path, folder: str, config: Path, notes: list[str]) -> list[SitePart]:
     text = config.read_text(encoding="utf-8")
-    m = re.search(r"""^html_baseurl\s*=\s*['"]([^'"]*)['"]""", text, re.M)
+    # the pages' base: html_baseurl, else the one sphinxext-opengraph writes into each page's og:url
+    base = re.search(r"""^html_baseurl\s*=\s*['"]([^'"]+)['"]""", text, re.M) \
+        or re.search(r"""^ogp_site_url\s*=\s*['"]([^'"]+)['"]""", text, re.M)
     lang = re.search(r"""^language\s*=\s*['"]([^'"]*)['"]""", text, re.M)
     myst = "myst_parser" in text or "myst_nb" in text
-    notes.append(f"sphinx: {posixpath.join(folder, config.name)} ({'MyST' if myst else 'no MyST: Markdown pages as CommonMark'})")
-    return [SitePart(_norm(folder), m.group(1) if m else "", language_of_locale(lang.group(1)) if lang else "",
-                     "html", "docutils", exclude=["_build", "_static", "_templates"])]
+    ext = re.search(r"^myst_enable_extensions\s*=\s*[\[({]([^\])}]*)", text, re.M)
+    extensions = tuple(sorted(set(re.findall(r"""['"]([\w-]+)['"]""", ext.group(1))))) if ext else ()
+    notes.append(f"sphinx: {posixpath.join(folder, config.name)} ({'MyST' if myst else 'no MyST: Markdown pages as CommonMark'}"
+                 f"{', extensions ' + ' '.join(extensions) if extensions else ''})")
+    return [SitePart(_norm(folder), base.group(1) if base else "", language_of_locale(lang.group(1)) if lang else "",
+                     "html", "docutils", exclude=["_build", "_static", "_templates"], extensions=extensions)]
 
 
 def read_starlight(root: Path, folder: str, config: Path, notes: list[str]) -> list[SitePart]:

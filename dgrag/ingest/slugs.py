@@ -19,7 +19,8 @@ from each generator's own code:
   ASCII lower-case; duplicates "-1", "-2".
 - `docutils` (Sphinx): the section id its permalink uses: ASCII `[a-z0-9]+` joined by "-",
   leading digits dropped; an empty or taken one becomes "id1", "id2", ... (one counter per
-  page), and a `(label)=` target before the heading is its id.
+  page), and a `(label)=` target before the heading is its id, made from the label by the same
+  rule (docutils' make_id: `(syntax/roles)=` -> "syntax-roles") before the heading's own.
 """
 from __future__ import annotations
 
@@ -99,8 +100,10 @@ class Slugger:
 
     def anchor(self, text: str, explicit: str | None = None) -> str:
         if explicit:
-            if self.rule == "docutils":  # the heading's own id is made (and counted) all the same
+            if self.rule == "docutils":  # the target's id first, then the heading's own (counted all the same)
+                explicit = self._docutils(explicit)
                 self._docutils(text)
+                return explicit
             self.used.add(explicit)
             return explicit
         if self.rule == "docutils":
