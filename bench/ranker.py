@@ -1,17 +1,22 @@
 """Fit the chunk ranking's weights (retrieve/ranking.py) on dev splits; report them on test.
 
-    python -m bench.ranker dump --work DIR [--out F]     features of every candidate, every question
-    python -m bench.ranker fit  --features F [--split dev]
-    python -m bench.ranker show --features F --split test [--weights JSON]
+    python -m bench.ranker dump --work DIR [--out F] [--configs a,b]   features of every candidate, every question
+    python -m bench.ranker fit  --features F [--features F2 ...] [--free cols] [--graph-guard G]
+    python -m bench.ranker cv   --features F [--features F2 ...] [--free cols] [--graph-guard G]
+    python -m bench.ranker show --features F [--split test] [--weights JSON]
 
-`dump` runs the default method once per question on each index of `bench.retrieval`'s work
-folder (mq_llm, mq_off, arkui_struct, arkui_off) with `verbose`, and keeps the candidates'
-features and what each candidate is (page, section, passage). `fit` searches the weights by
-coordinate ascent on the dev questions of every configuration at once (the sum of R@1, R@2,
-R@5, section R@5 and cross-page both-pages R@5 over the configurations: one set of weights for every corpus, as the
-default must be), less `GUARD` points for each point a configuration's R@1, R@2 or R@5 falls below
-dense's, so a weight that only helps one corpus costs on the others. `show` prints
-recall of dense (the base feature alone) and of the weights, per configuration and split.
+`dump` runs the default method once per question on each index of a work folder (`bench.retrieval`'s
+mq_llm, mq_off, arkui_struct, arkui_off; `bench.sites`' redux, vitepress, rust-book) with
+`verbose`, and keeps the candidates' features, what each candidate is (page, section, passage)
+and `EXTRAS`, features the library does not compute, measured here first. `fit` searches the
+weights by coordinate ascent on the dev questions of every configuration at once (the sum of
+`GAINS` over the configurations: one set of weights for every corpus, as the default must be),
+less `GUARD` points for each point a configuration falls below dense's on `GUARDED`, so a weight
+that only helps one corpus costs on the others; `--graph-guard` also charges each point below
+the same weights without the graph's features. `cv` leaves one corpus out at a time (`GROUP`):
+each corpus is ranked by weights fitted on the other corpora's dev questions alone, so its
+figures say how the procedure carries to docs nobody fitted on. `show` and both print dense,
+the default, the no-graph ablation and the fitted weights per configuration and split.
 MuSiQue-100 has no split of its own: every third question (0, 3, 6, ...) is dev (`bench.retrieval.split_of`).
 """
 from __future__ import annotations
