@@ -119,7 +119,7 @@ def weights(given: dict | None = None, cfg: RetrievalConfig = DEFAULT) -> np.nda
 DENSE = np.eye(len(NAMES))[0]  # the base feature alone: dense's order
 
 
-def _matrix(row: dict) -> np.ndarray:
+def matrix(row: dict) -> np.ndarray:
     """The row's features and extras as one matrix, made once per row (the fit ranks it often)."""
     if "_M" not in row:
         F = np.asarray(row["F"], dtype=np.float64).reshape(len(row["items"]), len(FEATURES))
@@ -131,7 +131,7 @@ def _matrix(row: dict) -> np.ndarray:
 def _ranked(row: dict, w: np.ndarray, cfg: RetrievalConfig = DEFAULT) -> list[int]:
     """Candidate positions as the library ranks them: `order`, then PPR's places where dense
     agrees with the walk (`rank_ppr_agreement`; not for dense, the base feature alone)."""
-    F = _matrix(row)
+    F = matrix(row)
     ranked = order(F, w).tolist() if len(F) else []
     dense = not np.any(w[1:])
     if dense or cfg.rank_ppr_every <= 0 or agreement_of(row) < cfg.rank_ppr_agreement:

@@ -89,3 +89,14 @@ def test_the_extras_columns_rank_when_given_a_weight():
     w = ranker.weights({"heading_cover": 0.5})
     assert ranker.summary([row], ranker.DENSE, "dev")["R@1"] == 0.0
     assert ranker.summary([row], w, "dev")["R@1"] == 100.0
+
+
+def test_lambdarank_grades_a_gold_section_above_its_page_above_the_rest():
+    from bench import lambdarank
+
+    row = {"q": {"question": "q", "gold_paths": ["a.md"], "gold_sections": ["A / Install"], "split": "dev"},
+           "items": [{"source_path": "b.md", "breadcrumb": "B / Install"},
+                     {"source_path": "a.md", "breadcrumb": "A / Usage"},
+                     {"source_path": "a.md", "breadcrumb": "A / Install / On Linux"}]}
+    assert lambdarank.grades(row).tolist() == [0, 1, 2]  # a sub-section counts for its section
+    assert lambdarank.metrics(row, [2, 0, 1])["S@1"] == 1.0 and lambdarank.metrics(row, [0, 1, 2])["R@1"] == 0.0
