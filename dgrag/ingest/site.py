@@ -20,7 +20,7 @@ from urllib.parse import quote, unquote, urlsplit
 import yaml
 
 from ..errors import ConfigError
-from .site_configs import READERS, SitePart
+from .site_configs import READERS, SitePart, mkdocs_own
 
 GENERATORS = ("plain",) + tuple(g for g, _, _ in READERS)
 PAGE_EXTS = (".md", ".mdx", ".markdown")
@@ -244,30 +244,69 @@ def detect_site(root: Path, generator: str = "", site_url: str = "") -> Site:
             best = site
     if best is None:
         return Site(notes=[f"config found but not read ({configs[0][2]}): plain Markdown"])
-    _variants(root, best, configs, readers)
+    best = _inherited(root, best, configs, readers)
+    used = _variants(root, best, configs, readers)
     if site_url:
         _override_url(best, site_url)
-    others = sorted({f"{g}: {posixpath.join(f, p.name)}" for g, f, p in configs} - {f"{best.generator}: {best.config}"})
+    others = sorted({f"{g}: {posixpath.join(f, p.name)}" for g, f, p in configs} - {f"{best.generator}: {best.config}"}
+                    - used)
     if others:
         best.notes.append(f"other configs not used: {', '.join(others[:5])}")
     return best
 
 
-def _variants(root: Path, site: Site, configs, readers) -> None:
-    """mkdocs sites translated as one config per language (`INHERIT: ../en/mkdocs.yml`)."""
+def _inherit_target(path: Path) -> Path | None:
+    parent = mkdocs_own(path).get("INHERIT")
+    return (path.parent / str(parent)).resolve() if parent else None
+
+
+def _inherited(root: Path, best: Site, configs, readers) -> Site:
+    """The config a translation inherits from is the site's main one, even where the
+    translation counts more pages (its nav is the main config's)."""
+    if best.generator != "mkdocs":
+        return best
+    try:
+        target = _inherit_target(root / best.config)
+    except _CONFIG_ERRORS:
+        return best
+    for gen, folder, path in configs:
+        if gen == "mkdocs" and target is not None and path.resolve() == target:
+            notes: list[str] = []
+            try:
+                return Site(gen, posixpath.join(folder, path.name), readers[gen](root, folder, path, notes), notes)
+            except _CONFIG_ERRORS as exc:
+                best.notes.append(f"mkdocs: {posixpath.join(folder, path.name)} not read: {exc}")
+    return best
+
+
+def _variants(root: Path, site: Site, configs, readers) -> set[str]:
+    """mkdocs sites translated as one config per language (`INHERIT: ../en/mkdocs.yml`); the
+    configs read. A translation that keeps the main config's `site_url` is published under its
+    language folder's name (`docs/zh/mkdocs.yml`: `site_url` + `zh/`), as a multilingual
+    mkdocs-material site builds each language into its own folder of the one site."""
+    used: set[str] = set()
     if site.generator != "mkdocs":
-        return
+        return used
     main = (root / site.config).resolve()
+    main_url = site.parts[0].url_base if site.parts else ""
     for gen, folder, path in configs:
         if gen != "mkdocs" or path.resolve() == main:
             continue
+        label = f"mkdocs: {posixpath.join(folder, path.name)}"
         try:
-            head = path.read_text(encoding="utf-8", errors="replace")
-            m = re.search(r"^INHERIT:\s*(\S+)", head, re.M)
-            if m and (path.parent / m.group(1)).resolve() == main:
-                site.parts += readers[gen](root, folder, path, site.notes)
+            if _inherit_target(path) != main:
+                continue
+            parts = readers[gen](root, folder, path, site.notes)
+            own_url = bool(mkdocs_own(path).get("site_url"))
         except _CONFIG_ERRORS as exc:
-            site.notes.append(f"mkdocs: {posixpath.join(folder, path.name)} not read: {exc}")
+            site.notes.append(f"{label} not read: {exc}")
+            continue
+        for p in parts:
+            if not own_url and main_url and p.url_base == main_url and posixpath.basename(folder):
+                p.url_base = main_url.rstrip("/") + "/" + posixpath.basename(folder) + "/"
+        site.parts += parts
+        used.add(label)
+    return used
 
 
 def _override_url(site: Site, site_url: str) -> None:

@@ -131,8 +131,14 @@ _Loader.add_multi_constructor("", lambda loader, suffix, node: (
     loader.construct_scalar(node) if isinstance(node, yaml.ScalarNode) else None))
 
 
-def _mkdocs_yaml(path: Path, depth: int = 0) -> dict:
+def mkdocs_own(path: Path) -> dict:
+    """One mkdocs.yml's own keys, its `INHERIT` (the config it extends) not followed."""
     data = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader) or {}
+    return data if isinstance(data, dict) else {}
+
+
+def _mkdocs_yaml(path: Path, depth: int = 0) -> dict:
+    data = mkdocs_own(path)
     parent = data.pop("INHERIT", None)
     if parent and depth < 4:
         base = _mkdocs_yaml((path.parent / str(parent)).resolve(), depth + 1)
