@@ -111,6 +111,10 @@ def test_a_question_the_docs_do_not_cover_says_so_first(agent):
     assert done["meta"]["answerable"] is False and done["meta"]["confidence"] < 0.5
     assert done["answer"].startswith("The docs don't seem to cover this; the closest sections are “")
     assert "**Read more**" in done["answer"]
+    card = done["meta"]["components"][0]  # the sentence given apart too, for a front-end that draws it so
+    assert card["notice"].startswith("The docs don't seem to cover this") and card["markdown"].startswith(card["notice"])
+    answered = _done(agent, "How do I create an ArkTS page?")["meta"]["components"][0]
+    assert answered["answerable"] is True and "notice" not in answered
 
 
 def test_the_calibration_is_kept_in_the_file_once_per_version(indexed, embedder):

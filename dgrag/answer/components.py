@@ -3,7 +3,8 @@
 
 Components, in order (none carries a node id: each names its section by page title and
 breadcrumb, with the section's link):
-    {"type": "answer", "markdown", "citations", "answerable", "confidence", "llm"}
+    {"type": "answer", "markdown", "citations", "answerable", "confidence", "llm"[, "notice"]}
+        "notice": the "not covered" sentence the markdown opens with, where the docs do not seem to cover it
     {"type": "api", "name", "signature", "params": [{"name", "type", "required", "description"}],
      "returns", "errors": [{"code", "message"}], "since", "n", "title", "section", "url"}
         the API card of the first cited (else top) reference section (dgrag/answer/api_card.py)
@@ -97,7 +98,7 @@ def offline_answer(question: str, results: list[RetrievalResult], embedder, retr
     text = head + answer + "\n\n" + read_more(refs, cited, lang, twins=twins)
     meta = {"llm": False, "rounds": len(results), **verdict, "references": reference_rows(refs, twins),
             "citations": {"cited": cited, "removed": 0, "removed_numbers": []},
-            "components": build(head + answer, cited, refs, verdict, False, store_of(retriever), lang)}
+            "components": build(head + answer, cited, refs, verdict, False, store_of(retriever), lang, notice=head.strip())}
     return text, meta
 
 
@@ -124,9 +125,12 @@ def store_of(retriever):
     return get() if callable(get) else None
 
 
-def _card(markdown: str, cited: list[int], verdict: dict, llm: bool) -> dict:
-    return {"type": "answer", "markdown": markdown, "citations": cited, "answerable": verdict.get("answerable"),
+def _card(markdown: str, cited: list[int], verdict: dict, llm: bool, notice: str = "") -> dict:
+    card = {"type": "answer", "markdown": markdown, "citations": cited, "answerable": verdict.get("answerable"),
             "confidence": verdict.get("confidence"), "llm": llm}
+    if notice:  # the "not covered" sentence the markdown opens with: a front-end may draw it apart
+        card["notice"] = notice
+    return card
 
 
 def _where(n: int, r: Reference) -> dict:
@@ -135,9 +139,10 @@ def _where(n: int, r: Reference) -> dict:
 
 
 def build(markdown: str, cited: list[int], refs: list[tuple[int, Reference]], verdict: dict, llm: bool,
-          store=None, lang: str | None = None) -> list[dict]:
-    """The answer's components (see the module's docstring)."""
-    out = [_card(markdown, cited, verdict, llm)]
+          store=None, lang: str | None = None, notice: str = "") -> list[dict]:
+    """The answer's components (see the module's docstring); `notice`: the sentence `markdown`
+    opens with when the docs do not seem to cover the question."""
+    out = [_card(markdown, cited, verdict, llm, notice)]
     api = api_card.pick(store, refs, cited) if store is not None else None
     if api:
         out.append(api[0])

@@ -259,8 +259,8 @@
     var box = el("div", "ac"), md = c.markdown || "";
     if (c.answerable === false) {
       put(box, notCovered(all));
-      // the server's own "not covered" sentence (dgrag/answer/components.py): the notice above says it, linked
-      md = md.replace(/^(The docs don't seem to cover this|文档中似乎没有涉及这个问题)[^\n]*\n*/, "");
+      // the server's own "not covered" sentence (the card's `notice`): the notice above says it, linked
+      if (c.notice && md.indexOf(c.notice) === 0) md = md.slice(c.notice.length).replace(/^\s+/, "");
     }
     box.appendChild(render(md, refs));
     return box;
