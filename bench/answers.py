@@ -17,7 +17,7 @@
                                                                      answer, each of its fields filled, its
                                                                      section a gold one; follow-ups to an
                                                                      API's reference
-    python -m bench.answers redux|vitepress|rust-book --db SITE.db [--split test]   the same on a doc site's
+    python -m bench.answers redux|vitepress|rust-book|myst-parser --db SITE.db [--split test]   the same on a doc site's
                                                                      questions (bench/sites/<site>)
 
 MQ.db: `dgrag import-passages ../shared/bench/musique/musique_train_corpus.json --db MQ.db`;
@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 MUSIQUE = ROOT.parent / "shared" / "bench" / "musique" / "musique_train_gold.jsonl"
 ARKUI_V2 = ROOT / "bench" / "arkui" / "questions_v2.jsonl"
 UNANSWERABLE = ROOT / "bench" / "unanswerable"
-SITES = ("redux", "vitepress", "rust-book")  # bench/sites/<site>/questions.jsonl, section gold
+SITES = ("redux", "vitepress", "rust-book", "myst-parser")  # bench/sites/<site>/questions.jsonl, section gold
 _CITE = re.compile(r"\[(\d+)\]")
 _YES_NO = {"yes", "no"}
 
