@@ -14,16 +14,15 @@ questions. The model's settings are small on purpose (7 leaves, 20 candidates a 
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import numpy as np
 
-from dgrag.evaluation.recall import gold_of, is_cross_page, recall_at, section_recall_at
+from dgrag.evaluation.recall import gold_of, recall_at, section_recall_at
 
 from . import ranker
 
-KEYS = ("R@1", "R@2", "R@5", "S@1", "S@5", "both@5")
+KEYS = ranker.GAINS
 MODEL = dict(objective="lambdarank", n_estimators=300, learning_rate=0.05, num_leaves=7, min_child_samples=20,
              subsample=0.8, subsample_freq=1, colsample_bytree=0.8, lambdarank_truncation_level=10,
              random_state=0, verbose=-1)
@@ -34,21 +33,6 @@ def grades(row: dict) -> np.ndarray:
     key, gold = gold_of(q)
     return np.array([2 if (section_recall_at([it], q, 1) or 0) > 0 else int(recall_at([it], key, gold, 1) > 0)
                      for it in row["items"]])
-
-
-def metrics(row: dict, order: list[int]) -> dict[str, float]:
-    """`bench.ranker`'s figures of one question for a given candidate order."""
-    items = [row["items"][i] for i in order[:10]]
-    q = row["q"]
-    key, gold = gold_of(q)
-    m = {f"R@{k}": recall_at(items, key, gold, k) for k in (1, 2, 5)}
-    for k in (1, 5):
-        s = section_recall_at(items, q, k)
-        if s is not None:
-            m[f"S@{k}"] = s
-    if is_cross_page(q):
-        m["both@5"] = float(recall_at(items, key, gold, 5) == 1.0)
-    return m
 
 
 def _mean(ms: list[dict[str, float]]) -> dict[str, float]:
@@ -74,7 +58,7 @@ def held_out(data: dict, held: str) -> dict[str, dict[str, float]]:
     for c, rows in data["configs"].items():
         if ranker.GROUP[c] == held:
             test = [r for r in rows if r["q"].get("split") == "test"]
-            out[c] = _mean([metrics(r, np.argsort(-model.predict(ranker.matrix(r)), kind="stable").tolist())
+            out[c] = _mean([ranker.metrics_of(r, np.argsort(-model.predict(ranker.matrix(r)), kind="stable").tolist())
                             for r in test])
     return out
 
@@ -87,9 +71,7 @@ def main(argv=None) -> None:
         import lightgbm  # noqa: F401
     except ImportError:
         ap.error("this comparison needs LightGBM: pip install lightgbm")
-    data = {"configs": {}}
-    for path in args.features:
-        data["configs"].update(json.loads(path.read_text(encoding="utf-8"))["configs"])
+    data = ranker.load(args.features)
     print("| held-out configuration (test) | ranking | " + " | ".join(KEYS) + " |")
     print("|---|---|" + "---|" * len(KEYS))
     for held in sorted({ranker.GROUP[c] for c in data["configs"]}):

@@ -156,9 +156,9 @@ def without_graph(w: np.ndarray) -> np.ndarray:
     return out
 
 
-def _metrics(row: dict, w: np.ndarray, cfg: RetrievalConfig = DEFAULT) -> dict[str, float]:
-    ranked = _ranked(row, w, cfg)
-    items = [row["items"][i] for i in ranked[:10]]
+def metrics_of(row: dict, order: list[int]) -> dict[str, float]:
+    """One question's figures for a candidate order (positions in the row, best first)."""
+    items = [row["items"][i] for i in order[:10]]
     q = row["q"]
     key, gold = gold_of(q)
     m = {f"R@{k}": recall_at(items, key, gold, k) for k in (1, 2, 5, 10)}
@@ -169,6 +169,18 @@ def _metrics(row: dict, w: np.ndarray, cfg: RetrievalConfig = DEFAULT) -> dict[s
     if is_cross_page(q):
         m["both@5"] = float(recall_at(items, key, gold, 5) == 1.0)
     return m
+
+
+def _metrics(row: dict, w: np.ndarray, cfg: RetrievalConfig = DEFAULT) -> dict[str, float]:
+    return metrics_of(row, _ranked(row, w, cfg))
+
+
+def load(paths: list[Path]) -> dict:
+    """Several dumps' configurations together, as one dump."""
+    data = {"features": list(FEATURES), "configs": {}}
+    for path in paths:
+        data["configs"].update(json.loads(Path(path).read_text(encoding="utf-8"))["configs"])
+    return data
 
 
 def summary(rows: list[dict], w: np.ndarray, split: str | None, cfg: RetrievalConfig = DEFAULT) -> dict[str, float]:
@@ -257,12 +269,13 @@ def cross_validate(data: dict, guard: float = GUARD, graph_guard: float = 0.0,
     return out
 
 
-def paired(rows: list[dict], w: np.ndarray, split: str | None, k: int) -> tuple[int, int, int]:
+def paired(rows: list[dict], w: np.ndarray, split: str | None, k: int,
+           cfg: RetrievalConfig = DEFAULT) -> tuple[int, int, int]:
     b = wz = e = 0
     for row in rows:
         if split and row["q"].get("split") != split:
             continue
-        a, d = _metrics(row, w)[f"R@{k}"], _metrics(row, DENSE)[f"R@{k}"]
+        a, d = _metrics(row, w, cfg)[f"R@{k}"], _metrics(row, DENSE)[f"R@{k}"]
         b, wz, e = b + (a > d), wz + (a < d), e + (a == d)
     return b, wz, e
 
@@ -282,7 +295,7 @@ def table(data: dict, rankings: dict, splits=("dev", "test")) -> str:
                 ww = ww[GROUP.get(name, name)] if isinstance(ww, dict) else ww
                 s = summary(rows, ww, split, cfg)
                 vals = " | ".join(f"{s[c]:.1f}" if c in s else "" for c in COLS)
-                vs = " / ".join("+%d/-%d/=%d" % paired(rows, ww, split, k) for k in (1, 2, 5)) if label != "dense" else ""
+                vs = " / ".join("+%d/-%d/=%d" % paired(rows, ww, split, k, cfg) for k in (1, 2, 5)) if label != "dense" else ""
                 lines.append(f"| {name} | {split} | {s['n']} ({s['n_cross']} cross) | {label} | {vals} | {vs} |")
     return "\n".join(lines)
 
@@ -310,9 +323,7 @@ def main(argv=None) -> None:
                     [c for c in args.configs.split(",") if c])
         (args.out or args.work / "ranker_features.json").write_text(json.dumps(data), encoding="utf-8")
         return
-    data = {"features": list(FEATURES), "configs": {}}
-    for path in args.features:
-        data["configs"].update(json.loads(path.read_text(encoding="utf-8"))["configs"])
+    data = load(args.features)
     free = tuple(args.free.split(","))
     unknown = set(free) - set(NAMES)
     if unknown:

@@ -25,14 +25,14 @@ from dgrag.config import Settings
 
 from . import ranker
 
-KEYS = ("R@1", "R@2", "R@5", "S@1", "S@5", "both@5")
+KEYS = ranker.GAINS
 
 
 def windows_of(crumb: str, prose: str, cut: int, k: int) -> list[str]:
     """The first text embedded for the section, then its prose's next stretches under its breadcrumb."""
     out = [f"{crumb}\n{prose}"[:cut]]
     room = max(64, cut - len(crumb) - 1)
-    start = cut - len(crumb) - 1
+    start = max(0, cut - len(crumb) - 1)  # a breadcrumb past the cut: the first window held no prose
     while len(out) < k and start < len(prose):
         out.append(f"{crumb}\n{prose[start:start + room]}")
         start += room

@@ -99,4 +99,4 @@ def test_lambdarank_grades_a_gold_section_above_its_page_above_the_rest():
                      {"source_path": "a.md", "breadcrumb": "A / Usage"},
                      {"source_path": "a.md", "breadcrumb": "A / Install / On Linux"}]}
     assert lambdarank.grades(row).tolist() == [0, 1, 2]  # a sub-section counts for its section
-    assert lambdarank.metrics(row, [2, 0, 1])["S@1"] == 1.0 and lambdarank.metrics(row, [0, 1, 2])["R@1"] == 0.0
+    assert ranker.metrics_of(row, [2, 0, 1])["S@1"] == 1.0 and ranker.metrics_of(row, [0, 1, 2])["R@1"] == 0.0
