@@ -71,6 +71,12 @@ class Site:
         part = self.part_of(path)
         return part.language if part else ""
 
+    def asset_root(self, path: str) -> str:
+        """The folder a site-absolute path on the page (`/img/logo.png`) starts from, relative to
+        the docs root: mkdocs serves its docs_dir at the site's root; elsewhere the docs root."""
+        part = self.part_of(path)
+        return part.content if part and self.generator == "mkdocs" else ""
+
     def nav_of(self, path: str) -> tuple[int, str] | None:
         for p in self.parts:
             if path in p.nav:
