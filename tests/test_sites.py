@@ -587,3 +587,10 @@ def test_a_site_absolute_image_of_a_mkdocs_page_is_read_from_its_docs_folder(tmp
     with Store(s.db_path) as st:
         rep = index_folder(s, st)
     assert not [p for p in rep.problems if "a.png" in p and "missing" in p], rep.problems
+
+
+def test_an_image_a_template_fills_in_is_neither_read_nor_reported():
+    """SQLModel's home page lists its sponsors through mkdocs macros: `src="{{ sponsor.img }}"`."""
+    page = parse_page("docs/index.md", '# X\n\n<a href="{{ sponsor.url }}"><img src="{{ sponsor.img }}"></a>\n\n'
+                      '![logo](img/logo.png)\n')
+    assert [i.path for i in page.images] == ["docs/img/logo.png"] and page.problems == []

@@ -457,6 +457,8 @@ class _PageParser:
         self.page.links.append((chunk["id"], rel, parts.fragment))
 
     def _image(self, src: str, alt: str, chunk: dict, line: int) -> None:
+        if "{{" in src or "{%" in src:  # a template's placeholder (mkdocs macros' `{{ sponsor.img }}`): no file yet
+            return
         rel = self._resolve(src)
         key = f"img{len(self.page.images)}"
         if rel is None:
