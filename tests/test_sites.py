@@ -594,3 +594,92 @@ def test_an_image_a_template_fills_in_is_neither_read_nor_reported():
     page = parse_page("docs/index.md", '# X\n\n<a href="{{ sponsor.url }}"><img src="{{ sponsor.img }}"></a>\n\n'
                       '![logo](img/logo.png)\n')
     assert [i.path for i in page.images] == ["docs/img/logo.png"] and page.problems == []
+
+
+FASTAPI_SHAPED = {  # one config per language, the examples outside the docs (FastAPI's layout)
+    "docs/en/mkdocs.yml": """
+        INHERIT: ./mkdocs.env.yml
+        site_name: Demo
+        site_url: https://demo.example/
+        theme:
+          name: material
+          language: en
+        nav:
+          - index.md
+          - release-notes.md
+        markdown_extensions:
+          toc:
+            permalink: true
+          attr_list:
+          pymdownx.blocks.admonition:
+          pymdownx.blocks.tab:
+          mdx_include:
+    """,
+    "docs/en/mkdocs.env.yml": "markdown_extensions:\n  pymdownx.highlight:\n    linenums: !ENV [LINENUMS, false]\n",
+    "docs/en/docs/index.md": """
+        # Demo { #demo }
+
+        ## First Steps { #first-steps }
+
+        {* ../../docs_src/first_steps/tutorial001_py310.py hl[3] *}
+
+        /// tip
+
+        Run it with `fastapi dev`.
+
+        ///
+
+        /// details | 👀 Full file preview
+
+        //// tab | Python 3.10+
+
+        ```Python hl_lines="3"
+        {!> ../../docs_src/first_steps/tutorial001_py310.py!}
+        ```
+
+        ////
+
+        ///
+
+        ## Reference
+
+        ::: demo.Demo
+            options:
+              members: true
+    """,
+    "docs/en/docs/release-notes.md": "# Release Notes\n\n## 0.115.0 { #0-115-0 }\n\n### Features\n\n* Added a thing.\n",
+    "docs/es/mkdocs.yml": "INHERIT: ../en/mkdocs.yml\n",
+    "docs/es/docs/index.md": """
+        # Demo { #demo }
+
+        ## Primeros pasos { #first-steps }
+
+        {* ../../docs_src/first_steps/tutorial001_py310.py hl[3] *}
+    """,
+    "docs_src/first_steps/tutorial001_py310.py": "from demo import Demo\n\napp = Demo()\n",
+}
+
+
+def test_a_fastapi_shaped_site_one_config_per_language_examples_outside_the_docs(tmp_path, hash_embedder):
+    """`docs/es/mkdocs.yml` only inherits the English config: its pages are Spanish and published
+    under /es/; the examples in docs_src are read from each language's pages as code."""
+    root = _write(tmp_path / "repo", FASTAPI_SHAPED)
+    s = Settings(db_path=tmp_path / "i.db", docs_root=root)
+    with Store(s.db_path) as st:
+        rep = index_folder(s, st, hash_embedder)
+        rows = st.con.execute("SELECT type, breadcrumb, source_url, language, text, meta FROM nodes "
+                              "ORDER BY rowid").fetchall()
+    parts = [(p["content"], p["url"], p["language"]) for p in rep.site["parts"]]
+    assert parts == [("docs/en/docs", "https://demo.example/", "en"), ("docs/es/docs", "https://demo.example/es/", "es")]
+    assert rep.dialect["left_raw"] == {} and rep.dialect["includes_missing"] == []
+    urls = {(crumb, lang): url for kind, crumb, url, lang, _, _ in rows if kind == "chunk"}
+    assert urls[("Demo / First Steps", "en")] == "https://demo.example/#first-steps"
+    assert urls[("Demo / Primeros pasos", "es")] == "https://demo.example/es/#first-steps"
+    assert urls[("Release Notes / 0.115.0 / Features", "en")] == "https://demo.example/release-notes/#features"
+    code = [(lang, json.loads(m)["code_language"]) for kind, _, _, lang, t, m in rows
+            if kind == "code" and "app = Demo()" in t]
+    assert sorted(code) == [("en", "python"), ("en", "python"), ("es", "python")]
+    assert rep.dialect["reference_stubs"] == ["docs/en/docs/index.md"]  # mkdocstrings' `::: demo.Demo`
+    assert rep.dialect["recognised"]["tab"] == 1 and rep.dialect["recognised"]["admonition"] == 2
+    moved = detect_site(root, site_url="https://docs.demo.example/")
+    assert [p.url_base for p in moved.parts] == ["https://docs.demo.example/", "https://docs.demo.example/es/"]
