@@ -101,9 +101,10 @@ def inline_text(tok) -> str:
 class _PageParser:
     def __init__(self, path: str, text: str, context_lines: int, exists, slug_rule: str = "github",
                  read_code=None, fallback_title: str = "", mdx: bool = False, route_of=None,
-                 head_first: bool = False, site_root: str = ""):
+                 head_first: bool = False, site_root: str = "", site_url: str = ""):
         self.path = path
         self.site_root = site_root  # where "/img/x.png" starts: the site's docs folder (else the docs root)
+        self.site_url = site_url  # the site's own URL: an image written as https://site/img/x.png is /img/x.png
         self.head_first = head_first
         self.route_of = route_of  # callable(href) -> the page a site route names, or None
         self.mdx = mdx
@@ -459,7 +460,8 @@ class _PageParser:
     def _image(self, src: str, alt: str, chunk: dict, line: int) -> None:
         if "{{" in src or "{%" in src:  # a template's placeholder (mkdocs macros' `{{ sponsor.img }}`): no file yet
             return
-        rel = self._resolve(src)
+        own = self.site_url and src.startswith(self.site_url)  # a README-friendly link to the site's own file
+        rel = self._resolve("/" + src[len(self.site_url):].lstrip("/") if own else src)
         key = f"img{len(self.page.images)}"
         if rel is None:
             self.page.problems.append(f"image not read (remote or outside the docs root): {src}")
@@ -497,18 +499,19 @@ def parse_page(path: str, text: str, *, context_lines: int = 15, exists=lambda p
                myst: bool = False, line_map: list[int] | None = None, read_code=None,
                fallback_title: str = "", mdx: bool | None = None, heading_ids: bool = True,
                route_of=None, head_first: bool = False, extensions: tuple[str, ...] = (),
-               site_root: str = "") -> ParsedPage:
+               site_root: str = "", site_url: str = "") -> ParsedPage:
     """Parse one page (its path relative to the docs root, POSIX separators). `text` may have
     its includes read in already: `line_map[i]` is then the page's own line of its line i.
     `mdx`: the page is MDX (default: a .mdx file; Docusaurus reads .md pages as MDX too).
     `head_first`: a page with no H1 and no title is headed by its first heading (a site's page:
     mdBook's chapters start at "## Title"); off, such a page's sections stand alone, as GitHub shows them.
     `extensions`: the MyST extensions the site enables (`dialects.parser`); `site_root`: the folder
-    a site-absolute path (`/img/x.png`) starts from, relative to the docs root."""
+    a site-absolute path (`/img/x.png`) starts from, relative to the docs root; `site_url`: the
+    site's URL, an image under it (`https://site/img/x.png`) is that site-absolute path."""
     mdx = path.endswith(".mdx") if mdx is None else mdx
     tokens = parser(myst, heading_ids, tuple(sorted(extensions))).parse(text, {"mdx": mdx})
     pp = _PageParser(path, text, context_lines, exists, slug_rule, read_code, fallback_title, mdx, route_of,
-                     head_first, site_root)
+                     head_first, site_root, site_url)
     page = pp.run(tokens)
     if line_map is not None:
         pp.map_lines(line_map)

@@ -78,6 +78,13 @@ class Site:
         part = self.part_of(path)
         return part.content if part and self.generator == "mkdocs" else ""
 
+    def asset_url(self, path: str) -> str:
+        """The URL `asset_root` is published at ("" where unknown or not mkdocs): an image the
+        page links there by its full URL is that file."""
+        part = self.part_of(path)
+        base = part.url_base if part and self.generator == "mkdocs" else ""
+        return base if base.startswith(("http://", "https://")) else ""
+
     def nav_of(self, path: str) -> tuple[int, str] | None:
         for p in self.parts:
             if path in p.nav:
