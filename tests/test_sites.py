@@ -534,3 +534,155 @@ def test_a_fastapi_line_selection_is_clamped_to_the_file(tmp_path):
     root = _write(tmp_path / "repo", {"src/app.py": "a = 1\nb = 2\nc = 3\n"})
     text, _, rep = Includes(root, root).expand("docs/p.md", "{* ../src/app.py ln[2:10000000000] *}\n")
     assert text == "```python\nb = 2\nc = 3\n```\n" and rep.read == {"src/app.py"}
+
+
+# ---- a mkdocs-material site of FastAPI's family (SQLModel, Typer): examples read in, blocks nested --
+def test_the_mkdocs_fixtures_nested_blocks_and_included_examples_are_read_as_code(tmp_path):
+    """`/// details` holding a `//// tab` closes at its own `///` (pymdownx matches the count);
+    the superfences fence `{ .python .annotate }` is a python code block; mdx_include's
+    `{!path[ln:5-6]!}` reads those lines; nothing is left raw."""
+    s = Settings(db_path=tmp_path / "i.db", docs_root=SITES / "mkdocs")
+    with Store(s.db_path) as st:
+        rep = index_folder(s, st)
+        rows = st.con.execute("SELECT type, breadcrumb, text, prose, meta, summary FROM nodes "
+                              "WHERE source_path='docs/guide/first-steps.md' ORDER BY rowid").fetchall()
+    # the one marker left is snippets/part.md quoting `--8<--` as inline code, as the published page does
+    assert rep.dialect["left_raw"] == {"include directive": 1} and rep.dialect["includes_missing"] == []
+    code = [(json.loads(m)["code_language"], t) for k, _, t, _, m, _ in rows if k == "code"]
+    selected = "def main():\n    print(\"hello from the snippet\")"
+    assert ("python", selected) in code
+    assert ("python", 'if __name__ == "__main__":\n    main()') in code  # `{!> path [ln:9-10] !}`
+    tabs = next((t, p) for k, b, t, p, _, _ in rows if k == "chunk" and b.endswith("Tabs and snippets"))
+    assert "///" not in tabs[0] and "Full file preview" in tabs[1] and "Python 3.10+" in tabs[1]
+    for kind, _, text, _, _, summary in rows:
+        shown = f"{text}\n{summary or ''}".replace("`--8<--`", "").replace("via --8<--", "")
+        assert raw_markers(shown) == {}, text
+
+
+@pytest.mark.parametrize("spec, lines", [("5-6", ["5", "6"]), ("2,8-", ["2", "8", "9", "10"]),
+                                         ("9-40", ["9", "10"]), ("1.3-2.1", ["1", "2"]), ("x", [])])
+def test_mdx_include_line_ranges_pick_those_lines_within_the_file(tmp_path, spec, lines):
+    root = _write(tmp_path / "repo", {"docs_src/a.py": "\n".join(str(i) for i in range(1, 11)) + "\n"})
+    page = f"```py\n{{!./docs_src/a.py[ln:{spec}]!}}\n```\n"
+    text, _, rep = Includes(root, root, bases=[""]).expand("docs/p.md", page)
+    assert text == "\n".join(["```py", *lines, "```", ""]) and not rep.missing
+
+
+def test_an_empty_h1_takes_the_navs_title_and_its_published_anchor():
+    """SQLModel's home page: `#` alone (its H1 hidden by CSS); Python-Markdown's toc ids it `_1`."""
+    page = parse_page("docs/index.md", "#\n\nIntro.\n\n## Example\n\ntext\n", slug_rule="python-markdown",
+                      fallback_title="SQLModel", head_first=True)
+    chunks = [n for n in page.nodes if n["type"] == "chunk"]
+    assert page.title == "SQLModel" and [c["breadcrumb"] for c in chunks] == ["SQLModel", "SQLModel / Example"]
+    assert [c["meta"]["anchor"] for c in chunks] == ["_1", "example"]
+
+
+def test_a_site_absolute_image_of_a_mkdocs_page_is_read_from_its_docs_folder(tmp_path):
+    """`/img/a.png` and `https://<site_url>/img/a.png` (SQLModel's README-friendly home page) are
+    docs/img/a.png."""
+    png = b"\x89PNG\r\n\x1a\n" + b"\0" * 32
+    root = _write(tmp_path / "repo", {"mkdocs.yml": "site_name: X\nsite_url: https://x.org/\n",
+                                      "docs/features.md": '# F\n\n<img class="shadow" src="/img/a.png">\n\n'
+                                                          '<img src="https://x.org/img/a.png#only-light">\n'})
+    (root / "docs/img").mkdir()
+    (root / "docs/img/a.png").write_bytes(png)
+    s = Settings(db_path=tmp_path / "i.db", docs_root=root)
+    with Store(s.db_path) as st:
+        rep = index_folder(s, st)
+    assert not [p for p in rep.problems if "a.png" in p and ("missing" in p or "remote" in p)], rep.problems
+
+
+def test_an_image_a_template_fills_in_is_neither_read_nor_reported():
+    """SQLModel's home page lists its sponsors through mkdocs macros: `src="{{ sponsor.img }}"`."""
+    page = parse_page("docs/index.md", '# X\n\n<a href="{{ sponsor.url }}"><img src="{{ sponsor.img }}"></a>\n\n'
+                      '![logo](img/logo.png)\n')
+    assert [i.path for i in page.images] == ["docs/img/logo.png"] and page.problems == []
+
+
+FASTAPI_SHAPED = {  # one config per language, the examples outside the docs (FastAPI's layout)
+    "docs/en/mkdocs.yml": """
+        INHERIT: ./mkdocs.env.yml
+        site_name: Demo
+        site_url: https://demo.example/
+        theme:
+          name: material
+          language: en
+        nav:
+          - index.md
+          - release-notes.md
+        markdown_extensions:
+          toc:
+            permalink: true
+          attr_list:
+          pymdownx.blocks.admonition:
+          pymdownx.blocks.tab:
+          mdx_include:
+    """,
+    "docs/en/mkdocs.env.yml": "markdown_extensions:\n  pymdownx.highlight:\n    linenums: !ENV [LINENUMS, false]\n",
+    "docs/en/docs/index.md": """
+        # Demo { #demo }
+
+        ## First Steps { #first-steps }
+
+        {* ../../docs_src/first_steps/tutorial001_py310.py hl[3] *}
+
+        /// tip
+
+        Run it with `fastapi dev`.
+
+        ///
+
+        /// details | 👀 Full file preview
+
+        //// tab | Python 3.10+
+
+        ```Python hl_lines="3"
+        {!> ../../docs_src/first_steps/tutorial001_py310.py!}
+        ```
+
+        ////
+
+        ///
+
+        ## Reference
+
+        ::: demo.Demo
+            options:
+              members: true
+    """,
+    "docs/en/docs/release-notes.md": "# Release Notes\n\n## 0.115.0 { #0-115-0 }\n\n### Features\n\n* Added a thing.\n",
+    "docs/es/mkdocs.yml": "INHERIT: ../en/mkdocs.yml\n",
+    "docs/es/docs/index.md": """
+        # Demo { #demo }
+
+        ## Primeros pasos { #first-steps }
+
+        {* ../../docs_src/first_steps/tutorial001_py310.py hl[3] *}
+    """,
+    "docs_src/first_steps/tutorial001_py310.py": "from demo import Demo\n\napp = Demo()\n",
+}
+
+
+def test_a_fastapi_shaped_site_one_config_per_language_examples_outside_the_docs(tmp_path, hash_embedder):
+    """`docs/es/mkdocs.yml` only inherits the English config: its pages are Spanish and published
+    under /es/; the examples in docs_src are read from each language's pages as code."""
+    root = _write(tmp_path / "repo", FASTAPI_SHAPED)
+    s = Settings(db_path=tmp_path / "i.db", docs_root=root)
+    with Store(s.db_path) as st:
+        rep = index_folder(s, st, hash_embedder)
+        rows = st.con.execute("SELECT type, breadcrumb, source_url, language, text, meta FROM nodes "
+                              "ORDER BY rowid").fetchall()
+    parts = [(p["content"], p["url"], p["language"]) for p in rep.site["parts"]]
+    assert parts == [("docs/en/docs", "https://demo.example/", "en"), ("docs/es/docs", "https://demo.example/es/", "es")]
+    assert rep.dialect["left_raw"] == {} and rep.dialect["includes_missing"] == []
+    urls = {(crumb, lang): url for kind, crumb, url, lang, _, _ in rows if kind == "chunk"}
+    assert urls[("Demo / First Steps", "en")] == "https://demo.example/#first-steps"
+    assert urls[("Demo / Primeros pasos", "es")] == "https://demo.example/es/#first-steps"
+    assert urls[("Release Notes / 0.115.0 / Features", "en")] == "https://demo.example/release-notes/#features"
+    code = [(lang, json.loads(m)["code_language"]) for kind, _, _, lang, t, m in rows
+            if kind == "code" and "app = Demo()" in t]
+    assert sorted(code) == [("en", "python"), ("en", "python"), ("es", "python")]
+    assert rep.dialect["reference_stubs"] == ["docs/en/docs/index.md"]  # mkdocstrings' `::: demo.Demo`
+    assert rep.dialect["recognised"]["tab"] == 1 and rep.dialect["recognised"]["admonition"] == 2
+    moved = detect_site(root, site_url="https://docs.demo.example/")
+    assert [p.url_base for p in moved.parts] == ["https://docs.demo.example/", "https://docs.demo.example/es/"]

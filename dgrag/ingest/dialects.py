@@ -4,8 +4,11 @@ mdit-py-plugins brings front matter, `!!!` admonitions, `:::` containers, MyST b
 definition lists; the rest are small block and core rules of the same parser:
 
 - heading attributes: `## Title {#id}`, `## Title { #id .cls }` -> the id, the title clean;
-- `///` blocks (pymdownx.blocks: `/// tip | Title`, `//// tab | Python 3.10+`) through
-  the container plugin with "/" as its marker;
+- `///` blocks (pymdownx.blocks: `/// tip | Title`, `//// tab | Python 3.10+`): a block rule
+  closing each at a fence of exactly its own length, as pymdownx does (`/// details` holds
+  `//// tab` blocks), never inside a code fence;
+- a fence's info as pymdownx.superfences reads it (`fence_language`): `{ .python .annotate }`,
+  `python hl_lines="2"`, `hl_lines="2"` alone;
 - `=== "Label"` tabs (pymdownx.tabbed), indented like admonitions;
 - `::: package.name` (mkdocstrings' generated reference) -> an `autodoc` token;
 - one-line template tags: `{% hint style="info" %}` (GitBook), `{{< tabs >}}` (Hugo) ->
@@ -46,6 +49,10 @@ _ATTR_PART = re.compile(r"""[#.][\w:.-]+|[\w-]+=(?:"[^"]*"|'[^']*'|[^\s"'}]+)"""
 _CONTAINER_NAME = re.compile(r"^\s*\{?([A-Za-z][\w-]*)\}?(?:\[[^\]]*\]|\{[^}]*\})?(?:\s|$)")
 _AUTODOC = re.compile(r"^:::\s+([A-Za-z_]\w*(?:\.\w+)+)\s*$")
 _TEMPLATE_TAG = re.compile(r"^\s*(?:\{%-?\s*(end)?(\w+)\b([^%]*)%\}|\{\{[<%]\s*(/)?\s*([\w-]+)\b([^<>%]*)[>%]\}\})\s*$")
+_BLOCK_START = re.compile(r"^(/{3,})\s*[A-Za-z][\w-]*\s*(?:\|.*)?$")  # pymdownx.blocks
+_BLOCK_END = re.compile(r"^(/{3,})\s*$")
+_CODE_FENCE = re.compile(r"^(`{3,}|~{3,})(.*)$")
+_FENCE_ATTRS = re.compile(r"^\{\s*(?:[.#][\w-]|[\w-]+=)")
 _TABBED = re.compile(r'^===[+!]?\s+"([^"]*)"\s*$')
 # MyST directives whose body is not Markdown: code, math, files read in, reST, what a tool generates
 LITERAL_DIRECTIVES = {"code-block", "code", "sourcecode", "code-cell", "literalinclude", "math", "mermaid",
@@ -150,8 +157,61 @@ def _container_ok(params: str, markup: str) -> bool:
     return bool(_CONTAINER_NAME.match(params)) and "." not in params.split()[0] if params.strip() else False
 
 
-def _blocks_ok(params: str, markup: str) -> bool:
-    return bool(re.match(r"^\s*[A-Za-z][\w-]*\s*(\|.*)?$", params))
+def _block_line(state, line: int) -> str:
+    return state.src[state.bMarks[line] + state.tShift[line]:state.eMarks[line]]
+
+
+def _block_end(state, start: int, end: int, length: int) -> tuple[int, bool]:
+    """(the line closing a `///` block opened at `start`, found?): the first `/` fence of exactly
+    `length` at the block's indentation, outside code fences."""
+    fence, nxt = "", start
+    while True:
+        nxt += 1
+        if nxt >= end or (not state.isEmpty(nxt) and state.sCount[nxt] < state.blkIndent):
+            return nxt, False
+        text = _block_line(state, nxt)
+        f = _CODE_FENCE.match(text)
+        if f and (not fence or (f.group(1)[0] == fence[0] and len(f.group(1)) >= len(fence) and not f.group(2).strip())):
+            fence = "" if fence else f.group(1)
+        elif not fence and state.sCount[nxt] - state.blkIndent < 4:
+            m = _BLOCK_END.match(text)
+            if m and len(m.group(1)) == length:
+                return nxt, True
+
+
+def _blocks_rule(state, start: int, end: int, silent: bool) -> bool:
+    """pymdownx.blocks: `/// name | title`, its body parsed as Markdown, up to its own `///`."""
+    line, m = _marker(state, start, _BLOCK_START)
+    if not m or silent:
+        return bool(m)
+    markup = m.group(1)
+    close, found = _block_end(state, start, end, len(markup))
+    old_parent, old_max = state.parentType, state.lineMax
+    state.parentType, state.lineMax = "container", close
+    tok = state.push("container_blocks_open", "div", 1)
+    tok.markup, tok.block, tok.info, tok.map = markup, True, line[len(markup):], [start, close]
+    state.md.block.tokenize(state, start + 1, close)
+    tok = state.push("container_blocks_close", "div", -1)
+    tok.markup, tok.block = markup if found else "", True
+    state.parentType, state.lineMax = old_parent, old_max
+    state.line = close + (1 if found else 0)
+    return True
+
+
+def fence_language(info: str) -> str:
+    """A code fence's language as pymdownx.superfences reads its info: `python hl_lines="2"` ->
+    python, an attribute list `{ .python .annotate }` -> its first class, `hl_lines="2"` -> none."""
+    info = (info or "").strip()
+    if is_fence_attrs(info):
+        m = re.search(r"\.([\w+#-]+)", info)
+        return m.group(1).lower() if m else ""
+    first = info.split(" ")[0].split("{")[0]
+    return "" if "=" in first else first.lower()
+
+
+def is_fence_attrs(info: str) -> bool:
+    """`{ .python .annotate hl_lines="3" }`: superfences' attribute list, not a MyST `{directive}`."""
+    return bool(_FENCE_ATTRS.match((info or "").strip()))
 
 
 def _marker(state, start: int, pattern: re.Pattern):
@@ -225,7 +285,7 @@ def parser(myst: bool = False, heading_ids: bool = True, extensions: tuple[str, 
     alt = {"alt": ["paragraph", "reference", "blockquote", "list"]}
     md.block.ruler.before("fence", "autodoc", _line_rule("autodoc", _AUTODOC, body="indented"), alt)
     md.use(container_plugin, name="adm", marker=":", validate=_container_ok)
-    md.use(container_plugin, name="blocks", marker="/", validate=_blocks_ok)
+    md.block.ruler.before("fence", "container_blocks", _blocks_rule, alt)
     md.block.ruler.before("fence", "tabbed", _tabbed_rule, alt)
     md.block.ruler.before("fence", "template_tag", _line_rule("template_tag", _TEMPLATE_TAG), alt)
     md.block.ruler.before("fence", "mdx_esm", _line_rule("mdx_esm", _ESM, body="paragraph", mdx_only=True), alt)

@@ -8,7 +8,8 @@ is one here too, with a line map back to the page's own lines:
 - pymdownx.snippets: `--8<-- "path"` (also `:from:to` and `:section` with `[start:name]`),
   and the block form between two `--8<--` lines;
 - FastAPI's code include `{* path hl[..] ln[..] *}`: the file as a fenced block, `ln` picks lines;
-- markdown-include: `{! path !}`;
+- markdown-include / mdx_include: `{! path !}`, `{!> path !}`, with mdx_include's line ranges
+  `{! path [ln:3-7,12-] !}`;
 - VitePress: `<!--@include: path{from,to}-->` and `#region`;
 - MyST (a Sphinx site's pages, `myst=True`): the `{include}` directive, as a fence or a colon
   fence, with its `:start-line:` / `:end-line:`, `:start-after:` / `:end-before:`,
@@ -31,7 +32,7 @@ _MDBOOK = re.compile(r"(?<!\\)\{\{#(include|rustdoc_include|playground)\s+([^}\s
 _SNIPPET = re.compile(r"""^(\s*)-{1,}8<-{1,}\s+(["'])([^"']+)\2\s*$""")
 _SNIPPET_FENCE = re.compile(r"^\s*-{1,}8<-{1,}\s*$")
 _FASTAPI = re.compile(r"^\s*\{\*\s*([^\s*]+)(\s[^*]*)?\*\}\s*$")
-_MDINCLUDE = re.compile(r"\{!>?\s*([^!\s]+)\s*!\}")
+_MDINCLUDE = re.compile(r"\{![<>]?\s*([^!\s\[]+)\s*(?:\[ln:([^\]]*)\])?\s*!\}")
 _VP_SNIPPET = re.compile(r"^\s*<<<\s+(\S+?)(?:\{[^}]*\})?(?:\s+\[[^\]]*\])?\s*$")
 _VITEPRESS = re.compile(r"<!--\s*@include:\s*([^\s{#]+?)(?:#([\w-]+))?(?:\{(\d*),(\d*)\})?\s*-->")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})(.*)$")
@@ -221,6 +222,8 @@ class Includes:
             lines = self._read(full, report) if full else None
             if lines is None:
                 return []
+            if m.group(2) is not None:
+                lines = _line_ranges(lines, m.group(2))
         sub = os.path.relpath(full.parent, self.docs_root).replace(os.sep, "/")
         return [s for _, s in self._lines(lines, sub, report, depth + 1)]
 
@@ -338,6 +341,23 @@ def _select(lines: list[str] | None, sel: str) -> list[str]:
     end = next((i for i in range(start + 1, len(lines))
                 if re.search(rf"(ANCHOR_END:\s*|\[end:){re.escape(sel)}\b", lines[i])), len(lines))
     return lines[start + 1:end]
+
+
+def _line_ranges(lines: list[str], spec: str) -> list[str]:
+    """mdx_include's `[ln:1-7,12,20-]`: those lines (1-based, a range's ends included; a
+    `line.column` end counts as its line); nothing where the spec names no line."""
+    keep: list[int] = []
+    if lines and lines[-1] == "":  # the file's last newline ends its last line: no line after it
+        lines = lines[:-1]
+    for part in spec.split(","):
+        a, dash, b = part.strip().partition("-")
+        a, b = a.split(".")[0].strip(), b.split(".")[0].strip()
+        if not (a.isdigit() or b.isdigit()):
+            continue
+        lo = int(a) if a.isdigit() else 1
+        hi = (int(b) if b.isdigit() else len(lines)) if dash else lo
+        keep.extend(range(lo, min(hi, len(lines)) + 1))
+    return [lines[i - 1] for i in keep if 0 < i <= len(lines)]
 
 
 def _strip_markers(lines: list[str]) -> list[str]:

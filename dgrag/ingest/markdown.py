@@ -25,7 +25,7 @@ import yaml
 from ..kernels.tokens import IDEOGRAPH
 
 from .context import around as _around
-from .dialects import ADMONITIONS, container_label, parser, role_text, template_label
+from .dialects import ADMONITIONS, container_label, fence_language, is_fence_attrs, parser, role_text, template_label
 from .includes import EXT_LANG
 from .slugs import Slugger
 
@@ -101,8 +101,10 @@ def inline_text(tok) -> str:
 class _PageParser:
     def __init__(self, path: str, text: str, context_lines: int, exists, slug_rule: str = "github",
                  read_code=None, fallback_title: str = "", mdx: bool = False, route_of=None,
-                 head_first: bool = False):
+                 head_first: bool = False, site_root: str = "", site_url: str = ""):
         self.path = path
+        self.site_root = site_root  # where "/img/x.png" starts: the site's docs folder (else the docs root)
+        self.site_url = site_url  # the site's own URL: an image written as https://site/img/x.png is /img/x.png
         self.head_first = head_first
         self.route_of = route_of  # callable(href) -> the page a site route names, or None
         self.mdx = mdx
@@ -144,7 +146,10 @@ class _PageParser:
         return node
 
     def _context(self, start: int, end: int) -> str:
-        return _around(self.lines, start, end, self.ctx)
+        """The lines around, as the section shows them: markers (`///`, a tab's line) gone."""
+        lo, hi = max(0, start - self.ctx), min(len(self.lines), end + self.ctx)
+        view = ["" if i in self.hidden else self._shown(i) for i in range(lo, hi)]
+        return _around(view, start - lo, end - lo, self.ctx)
 
     def _ensure_chunk(self, line: int) -> dict:
         if self.chunk is None:  # prose before the first heading
@@ -164,7 +169,7 @@ class _PageParser:
                 self._heading(tok, tokens[i + 1])
                 i += 3
                 continue
-            if tok.type == "fence" and (tok.info or "").strip().startswith("{"):
+            if tok.type == "fence" and (tok.info or "").strip().startswith("{") and not is_fence_attrs(tok.info):
                 self._directive(tok)
             elif tok.type in ("fence", "code_block"):
                 self._code(tok)
@@ -295,7 +300,8 @@ class _PageParser:
 
     def _heading(self, tok, inline_tok) -> None:
         level = int(tok.tag[1])
-        title = inline_text(inline_tok) or f"H{level}"
+        shown = inline_text(inline_tok)  # an empty `#` (a home page hiding its H1): the nav's title heads it
+        title = shown or (self.fallback_title if level == 1 else "") or f"H{level}"
         if not self.page.title and level == 1:
             self.page.title = title
         while self.stack and self.stack[-1][0] >= level:
@@ -308,7 +314,7 @@ class _PageParser:
         elif self.root_crumb and crumbs[0] != self.root_crumb:
             crumbs.insert(0, self.root_crumb)
         line = tok.map[0] if tok.map else 0
-        anchor = self.slugger.anchor(title, tok.attrGet("id") or self.target)
+        anchor = self.slugger.anchor(shown, tok.attrGet("id") or self.target)
         self.target = ""
         if tok.attrGet("id") and tok.markup.startswith("#"):
             self.shown[line] = f"{tok.markup} {title}"
@@ -322,7 +328,7 @@ class _PageParser:
         start, end = tok.map or (0, 0)
         chunk = self._ensure_chunk(start)
         if lang is None:
-            lang = (tok.info or "").strip().split(" ")[0].lower() if tok.type == "fence" else ""
+            lang = fence_language(tok.info) if tok.type == "fence" else ""
         content = tok.content.rstrip("\n") if content is None else content
         if content.strip():
             self._add("code", content, chunk["id"], start + 1, end, code_language=lang.lower(),
@@ -425,7 +431,8 @@ class _PageParser:
         parts = urlsplit(target)
         if parts.scheme or parts.netloc:
             return None  # http:, file:, mailto:, data: ... never read
-        rel = parts.path.lstrip("/") if parts.path.startswith("/") else posixpath.join(self.dir, parts.path)
+        rel = posixpath.join(self.site_root, parts.path.lstrip("/")) if parts.path.startswith("/") \
+            else posixpath.join(self.dir, parts.path)
         rel = posixpath.normpath(rel)
         if rel.startswith("../") or rel == ".." or rel.startswith("/"):
             return None  # outside the docs root
@@ -451,7 +458,10 @@ class _PageParser:
         self.page.links.append((chunk["id"], rel, parts.fragment))
 
     def _image(self, src: str, alt: str, chunk: dict, line: int) -> None:
-        rel = self._resolve(src)
+        if "{{" in src or "{%" in src:  # a template's placeholder (mkdocs macros' `{{ sponsor.img }}`): no file yet
+            return
+        own = self.site_url and src.startswith(self.site_url)  # a README-friendly link to the site's own file
+        rel = self._resolve("/" + src[len(self.site_url):].lstrip("/") if own else src)
         key = f"img{len(self.page.images)}"
         if rel is None:
             self.page.problems.append(f"image not read (remote or outside the docs root): {src}")
@@ -488,17 +498,20 @@ class _PageParser:
 def parse_page(path: str, text: str, *, context_lines: int = 15, exists=lambda p: True, slug_rule: str = "github",
                myst: bool = False, line_map: list[int] | None = None, read_code=None,
                fallback_title: str = "", mdx: bool | None = None, heading_ids: bool = True,
-               route_of=None, head_first: bool = False, extensions: tuple[str, ...] = ()) -> ParsedPage:
+               route_of=None, head_first: bool = False, extensions: tuple[str, ...] = (),
+               site_root: str = "", site_url: str = "") -> ParsedPage:
     """Parse one page (its path relative to the docs root, POSIX separators). `text` may have
     its includes read in already: `line_map[i]` is then the page's own line of its line i.
     `mdx`: the page is MDX (default: a .mdx file; Docusaurus reads .md pages as MDX too).
     `head_first`: a page with no H1 and no title is headed by its first heading (a site's page:
     mdBook's chapters start at "## Title"); off, such a page's sections stand alone, as GitHub shows them.
-    `extensions`: the MyST extensions the site enables (`dialects.parser`)."""
+    `extensions`: the MyST extensions the site enables (`dialects.parser`); `site_root`: the folder
+    a site-absolute path (`/img/x.png`) starts from, relative to the docs root; `site_url`: the
+    site's URL, an image under it (`https://site/img/x.png`) is that site-absolute path."""
     mdx = path.endswith(".mdx") if mdx is None else mdx
     tokens = parser(myst, heading_ids, tuple(sorted(extensions))).parse(text, {"mdx": mdx})
     pp = _PageParser(path, text, context_lines, exists, slug_rule, read_code, fallback_title, mdx, route_of,
-                     head_first)
+                     head_first, site_root, site_url)
     page = pp.run(tokens)
     if line_map is not None:
         pp.map_lines(line_map)

@@ -252,7 +252,8 @@ class Indexer:
                               mdx=path.endswith(".mdx") or self.site.generator == "docusaurus",
                               heading_ids=self.site.generator != "starlight",
                               route_of=lambda href: self.site.link_target(href, path, self.routes),
-                              head_first=bool(self.site.parts), extensions=self.site.extensions)
+                              head_first=bool(self.site.parts), extensions=self.site.extensions,
+                              site_root=self.site.asset_root(path), site_url=self.site.asset_url(path))
         except (ValueError, RecursionError) as exc:
             return self._skip(path, digest, str(exc))
         if page.front.get("draft") is True and self.site.parts:  # a site does not publish its drafts

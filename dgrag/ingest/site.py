@@ -20,11 +20,12 @@ from urllib.parse import quote, unquote, urlsplit
 import yaml
 
 from ..errors import ConfigError
-from .site_configs import READERS, SitePart, mkdocs_own
+from .site_configs import READERS, SitePart, language_of_locale, mkdocs_own
 
 GENERATORS = ("plain",) + tuple(g for g, _, _ in READERS)
 PAGE_EXTS = (".md", ".mdx", ".markdown")
 _SKIP_DIRS = {"node_modules", "site", "build", "_build", "book", "dist", "target", "venv", "__pycache__"}
+_LANG_FOLDER = re.compile(r"[a-z]{2,3}(?:[-_][a-z]{2,4})?")  # "es", "pt", "zh-hant": a language's folder
 _NUMBER_PREFIX = re.compile(r"^\d+[-_.]\s*(?!\d)")  # "01-intro" -> "intro"; a date or a version stays
 # what reading a config may raise (toml's errors are ValueErrors; yaml's are its own)
 _CONFIG_ERRORS = (OSError, ValueError, KeyError, TypeError, AttributeError, yaml.YAMLError)
@@ -70,6 +71,19 @@ class Site:
     def language_of(self, path: str) -> str:
         part = self.part_of(path)
         return part.language if part else ""
+
+    def asset_root(self, path: str) -> str:
+        """The folder a site-absolute path on the page (`/img/logo.png`) starts from, relative to
+        the docs root: mkdocs serves its docs_dir at the site's root; elsewhere the docs root."""
+        part = self.part_of(path)
+        return part.content if part and self.generator == "mkdocs" else ""
+
+    def asset_url(self, path: str) -> str:
+        """The URL `asset_root` is published at ("" where unknown or not mkdocs): an image the
+        page links there by its full URL is that file."""
+        part = self.part_of(path)
+        base = part.url_base if part and self.generator == "mkdocs" else ""
+        return base if base.startswith(("http://", "https://")) else ""
 
     def nav_of(self, path: str) -> tuple[int, str] | None:
         for p in self.parts:
@@ -283,7 +297,9 @@ def _variants(root: Path, site: Site, configs, readers) -> set[str]:
     """mkdocs sites translated as one config per language (`INHERIT: ../en/mkdocs.yml`); the
     configs read. A translation that keeps the main config's `site_url` is published under its
     language folder's name (`docs/zh/mkdocs.yml`: `site_url` + `zh/`), as a multilingual
-    mkdocs-material site builds each language into its own folder of the one site."""
+    mkdocs-material site builds each language into its own folder of the one site; one that keeps
+    the main config's language too (FastAPI's `docs/es/mkdocs.yml` is `INHERIT` alone) is its
+    folder's language."""
     used: set[str] = set()
     if site.generator != "mkdocs":
         return used
@@ -301,9 +317,13 @@ def _variants(root: Path, site: Site, configs, readers) -> set[str]:
         except _CONFIG_ERRORS as exc:
             site.notes.append(f"{label} not read: {exc}")
             continue
+        main_lang = site.parts[0].language if site.parts else ""
         for p in parts:
             if not own_url and main_url and p.url_base == main_url and posixpath.basename(folder):
                 p.url_base = main_url.rstrip("/") + "/" + posixpath.basename(folder) + "/"
+            code = posixpath.basename(folder).lower()
+            if p.language == main_lang and _LANG_FOLDER.fullmatch(code):  # `INHERIT` alone (FastAPI's docs/es/)
+                p.language = language_of_locale(code)                    # its folder names its language
         site.parts += parts
         used.add(label)
     return used
@@ -312,10 +332,13 @@ def _variants(root: Path, site: Site, configs, readers) -> set[str]:
 def _override_url(site: Site, site_url: str) -> None:
     base = site_url.rstrip("/") + "/"
     first = site.parts[0] if site.parts else None
+    old = first.url_base if first else ""
     for p in site.parts:
         if p is first or not first:
             p.url_base = base
         elif first.content and p.content.startswith(first.content + "/"):
             p.url_base = base + p.content[len(first.content) + 1:].split("/")[0] + "/"
+        elif old and p.url_base.startswith(old) and p.url_base != old:  # a translation under the main URL: /es/
+            p.url_base = base + p.url_base[len(old):]
         else:
             p.url_base = base
