@@ -54,11 +54,30 @@ _BLOCK_END = re.compile(r"^(/{3,})\s*$")
 _CODE_FENCE = re.compile(r"^(`{3,}|~{3,})(.*)$")
 _FENCE_ATTRS = re.compile(r"^\{\s*(?:[.#][\w-]|[\w-]+=)")
 _TABBED = re.compile(r'^===[+!]?\s+"([^"]*)"\s*$')
-# MyST directives whose body is not Markdown: code, math, files read in, reST, what a tool generates
-LITERAL_DIRECTIVES = {"code-block", "code", "sourcecode", "code-cell", "literalinclude", "math", "mermaid",
-                      "graphviz", "eval-rst", "raw", "csv-table", "toctree", "include", "contents",
-                      "myst-config", "myst-warnings", "myst-admonitions", "docutils-cli-help",
-                      "py-script"}
+# MyST directives whose body is Markdown, parsed in place: admonitions, layout (sphinx-design's
+# tabs, cards, grids, dropdowns), figures' captions, list tables, and every domain directive
+# (`py:function`, `proof:theorem`). Any other directive keeps its body as a code block, as an
+# unknown directive's body is not Markdown to MyST either (`plot`, `doctest`, `jupyter-execute`,
+# `code-block`, `math`, `toctree`, `eval-rst`); `autoclass` and its kind are generated.
+MARKDOWN_DIRECTIVES = {
+    "admonition", "attention", "caution", "danger", "error", "hint", "important", "note", "seealso", "tip",
+    "warning", "todo", "versionadded", "versionchanged", "versionremoved", "deprecated",
+    "topic", "sidebar", "margin", "epigraph", "pull-quote", "highlights", "compound", "container", "div",
+    "only", "glossary", "centered", "hlist", "rst-class", "figure", "table", "list-table",
+    "tab-set", "tab-item", "card", "card-carousel", "grid", "grid-item", "grid-item-card", "dropdown",
+    "exercise", "solution"}
+IMAGE_DIRECTIVES = {"figure", "image"}  # the argument is the picture's path, not a title
+# Sphinx extensions' directives whose body is code to run or show, and its language
+CODE_DIRECTIVES = {**dict.fromkeys(("plot", "doctest", "testcode", "testsetup", "testcleanup", "jupyter-execute",
+                                    "ipython", "exec"), "python"), "testoutput": "text",
+                   **dict.fromkeys(("program-output", "command-output", "prompt"), "console")}
+
+
+def markdown_bodied(name: str) -> bool:
+    name = name.lower()
+    return name in MARKDOWN_DIRECTIVES or (":" in name and not name.split(":")[-1].startswith("auto"))
+
+
 _DIRECTIVE = re.compile(r"^\{([\w:.-]+)\}\s*(.*)$")
 _OPTION = re.compile(r"^\s*:[\w-]+:(?:\s|$)")
 _ROLE_TITLE = re.compile(r"^(.+?)\s*<([^<>]+)>$", re.S)
@@ -99,7 +118,7 @@ def _directive_tokens(state, tokens: list) -> list:
     out = []
     for tok in tokens:
         m = _DIRECTIVE.match(tok.info.strip()) if tok.type == "fence" else None
-        if not m or m.group(1).lower() in LITERAL_DIRECTIVES or m.group(1).lower().startswith("auto"):
+        if not m or not markdown_bodied(m.group(1)):
             out.append(tok)
             continue
         lines = tok.content.split("\n")
@@ -347,3 +366,17 @@ def raw_markers(text: str) -> dict[str, int]:
         if n:
             out[name] = n
     return out
+
+
+def inline_text(tok) -> str:
+    """Readable text of an inline token: text, code spans, link texts and what MyST roles
+    show, no images."""
+    out = []
+    for child in tok.children or []:
+        if child.type in ("text", "code_inline"):
+            out.append(child.content)
+        elif child.type == "myst_role":
+            out.append(role_text(child.meta.get("name", ""), child.content))
+        elif child.type in ("softbreak", "hardbreak"):
+            out.append(" ")
+    return "".join(out).strip()

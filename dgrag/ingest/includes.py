@@ -28,6 +28,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .dialects import markdown_bodied
+
 _MDBOOK = re.compile(r"(?<!\\)\{\{#(include|rustdoc_include|playground)\s+([^}\s]+)\s*\}\}")
 _SNIPPET = re.compile(r"""^(\s*)-{1,}8<-{1,}\s+(["'])([^"']+)\2\s*$""")
 _SNIPPET_FENCE = re.compile(r"^\s*-{1,}8<-{1,}\s*$")
@@ -76,12 +78,13 @@ class Includes:
         self.max_bytes = max_bytes
 
     # ---- reading one file, confined -----------------------------------------------------
-    def _resolve(self, target: str, from_dir: str, report: IncludeReport, bases: bool = False) -> Path | None:
+    def _resolve(self, target: str, from_dir: str, report: IncludeReport, bases: bool = False,
+                 starts: list[str] | None = None) -> Path | None:
         target = target.strip().strip("\"'")
         if not target or "\x00" in target or re.match(r"^[a-z]+://", target):
             report.missing.append(target)
             return None
-        starts = [from_dir] + (self.bases if bases else [])
+        starts = starts if starts is not None else [from_dir] + (self.bases if bases else [])
         refused = False
         for start in starts:
             full = Path(os.path.realpath(self.docs_root / start / target)) if not target.startswith("/") \
@@ -141,7 +144,7 @@ class Includes:
         return "\n".join(out), line_map, report
 
     def _lines(self, lines: list[str], from_dir: str, report: IncludeReport, depth: int):
-        i, fence = 0, ""
+        i, fence, opened = 0, "", []  # `opened`: the Markdown-bodied MyST directives' fences around the line
         while i < len(lines):
             line = lines[i]
             inc = _MYST_INCLUDE.match(line) if self.myst and not fence else None
@@ -153,7 +156,9 @@ class Includes:
                 i = end + 1
                 continue
             m = _FENCE.match(line)
-            if m and (not fence or (m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not m.group(2).strip())):
+            if m and not fence and self.myst and _directive_fence(m, opened):
+                pass  # its body is Markdown: an include in a tab or a note is read
+            elif m and (not fence or (m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not m.group(2).strip())):
                 fence = "" if fence else m.group(1)
             if _SNIPPET_FENCE.match(line) and depth < MAX_DEPTH:
                 end = next((j for j in range(i + 1, len(lines)) if _SNIPPET_FENCE.match(lines[j])), None)
@@ -237,7 +242,11 @@ class Includes:
         yield from self._lines(_strip_markers(_select(lines, sel)), sub, report, depth + 1)
 
     def _myst_include(self, target: str, body: list[str], from_dir: str, report: IncludeReport, depth: int):
-        full = self._resolve(target, from_dir, report)
+        if target.strip().startswith("/"):  # Sphinx: from the source folder (conf.py's), not the repository
+            full = self._resolve(target.strip().lstrip("/"), from_dir, report,
+                                 starts=sorted(self.bases, key=lambda b: b == ""))
+        else:
+            full = self._resolve(target, from_dir, report)
         lines = self._read(full, report) if full else None
         if lines is None:
             return
@@ -251,9 +260,10 @@ class Includes:
         if opts.get("end-before") and opts["end-before"] in text:
             text = text[:text.index(opts["end-before"])]
         if "literal" in opts or "code" in opts:
-            yield f"```{opts.get('code') or EXT_LANG.get(full.suffix.lstrip('.').lower(), '')}"
-            yield from (s.replace("```", "` ` `") for s in text.rstrip("\n").split("\n"))
-            yield "```"
+            fence = fence_for(text)
+            yield f"{fence}{opts.get('code') or EXT_LANG.get(full.suffix.lstrip('.').lower(), '')}"
+            yield from text.rstrip("\n").split("\n")
+            yield fence
             return
         offset = int(opts["heading-offset"]) if str(opts.get("heading-offset", "")).isdigit() else 0
         sub = os.path.relpath(full.parent, self.docs_root).replace(os.sep, "/")
@@ -271,13 +281,33 @@ class Includes:
             return
         picked = _pick_lines(_region(lines, region) if region else lines, options)
         lang = EXT_LANG.get(full.suffix.lstrip(".").lower(), "")
-        yield f"```{lang}"
-        yield from (s.replace("```", "` ` `") for s in picked)
-        yield "```"
+        fence = fence_for("\n".join(picked))
+        yield f"{fence}{lang}"
+        yield from picked
+        yield fence
 
 
 def _has_include(text: str) -> bool:
     return "{{#" in text or "8<-" in text or "{*" in text or "{!" in text or "@include" in text or "<<<" in text
+
+
+def fence_for(text: str) -> str:
+    """A backtick fence longer than any run of backticks in `text`, so the text is kept as it is."""
+    runs = [len(r) for r in re.findall(r"`+", text)]
+    return "`" * max(3, max(runs, default=0) + 1)
+
+
+def _directive_fence(m: re.Match, opened: list[str]) -> bool:
+    """Whether fence line `m` opens or closes a Markdown-bodied MyST directive (`opened` kept)."""
+    marker, info = m.group(1), m.group(2).strip()
+    if opened and not info and marker == opened[-1]:
+        opened.pop()
+        return True
+    name = re.match(r"^\{([\w:.-]+)\}", info)
+    if name and markdown_bodied(name.group(1)):
+        opened.append(marker)
+        return True
+    return False
 
 
 def _closing(lines: list[str], start: int, marker: str) -> int | None:

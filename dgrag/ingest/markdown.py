@@ -25,7 +25,8 @@ import yaml
 from ..kernels.tokens import IDEOGRAPH
 
 from .context import around as _around
-from .dialects import ADMONITIONS, container_label, fence_language, is_fence_attrs, parser, role_text, template_label
+from .dialects import (ADMONITIONS, CODE_DIRECTIVES, IMAGE_DIRECTIVES, container_label, fence_language, inline_text,
+                       is_fence_attrs, parser, template_label)
 from .includes import EXT_LANG
 from .slugs import Slugger
 
@@ -82,20 +83,6 @@ def detect_language(text: str) -> str:
     cjk = len(IDEOGRAPH.findall(text[:20000]))
     latin = len(_LATIN.findall(text[:20000]))
     return "zh" if cjk and cjk * 3 >= latin * 0.2 + cjk else "en"
-
-
-def inline_text(tok) -> str:
-    """Readable text of an inline token: text, code spans, link texts and what MyST roles
-    show, no images."""
-    out = []
-    for child in tok.children or []:
-        if child.type in ("text", "code_inline"):
-            out.append(child.content)
-        elif child.type == "myst_role":
-            out.append(role_text(child.meta.get("name", ""), child.content))
-        elif child.type in ("softbreak", "hardbreak"):
-            out.append(" ")
-    return "".join(out).strip()
 
 
 class _PageParser:
@@ -243,7 +230,7 @@ class _PageParser:
             name, title = container_label(tok.info)
             kind = "admonition" if name in ADMONITIONS else "tab" if name in ("tab", "tab-item") else \
                 "directive" if tok.type == "myst_directive_open" else "container"
-            label = title or (name.capitalize() if kind == "admonition" else "")
+            label = "" if name in IMAGE_DIRECTIVES else title or (name.capitalize() if kind == "admonition" else "")
             self._note(label, line)
             self.hidden.update(range(line + 1, line + 1 + (tok.meta or {}).get("options", 0)))  # a fence's :options:
         elif tok.type == "tabbed_open":
@@ -274,9 +261,9 @@ class _PageParser:
         body = [ln for ln in tok.content.splitlines() if not re.match(r"^:[\w-]+:", ln)]
         opts = dict(re.findall(r"^:([\w-]+):\s*(.*)$", tok.content, re.M))
         line = tok.map[0] if tok.map else 0
-        if name in ("code-block", "code", "sourcecode", "code-cell", "mermaid", "math"):
+        if name in ("code-block", "code", "sourcecode", "code-cell", "mermaid", "math") or name in CODE_DIRECTIVES:
             self._count("directive")
-            self._code(tok, "\n".join(body).strip("\n"), arg.split(" ")[0] or name)
+            self._code(tok, "\n".join(body).strip("\n"), CODE_DIRECTIVES.get(name) or arg.split(" ")[0] or name)
         elif name == "literalinclude":
             self._count("include")
             code = self.read_code(arg) if self.read_code and arg else None
