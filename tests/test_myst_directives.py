@@ -34,7 +34,7 @@ The architecture, end to end.
 ```
 
 ```{py:function} spam(eggs)
-Spam the **eggs**.
+Spam the **eggs** as {abbr}`JSON (JavaScript Object Notation)`.
 ```
 """
 
@@ -44,7 +44,7 @@ def test_only_markdown_bodied_directives_are_parsed_as_markdown():
     crumbs = [n["breadcrumb"] for n in page.nodes if n["type"] == "chunk"]
     assert crumbs == ["Plots", "Plots / Making one"]  # "# make a plot" in a plot's body is no heading
     chunk = next(n for n in page.nodes if n["breadcrumb"] == "Plots / Making one")
-    for shown in ("Call it here.", "The architecture, end to end.", "Spam the eggs."):
+    for shown in ("Call it here.", "The architecture, end to end.", "Spam the eggs as JSON."):
         assert shown in chunk["prose"], shown
     assert "img/arch.png" not in chunk["prose"]  # a figure's argument is its picture, not a title
     code = {n["text"]: n["meta"]["code_language"] for n in page.nodes if n["type"] == "code"}

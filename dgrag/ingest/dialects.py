@@ -162,7 +162,10 @@ def myst_directives(state) -> None:
 
 
 def role_text(name: str, content: str) -> str:
-    """What a MyST role shows: `text <target>` -> text, `~a.b.C` -> C, else its content."""
+    """What a MyST role shows: `text <target>` -> text, `~a.b.C` -> C, `{abbr}` `CSS (Cascading
+    Style Sheets)` -> CSS (the explanation is a tooltip), else its content."""
+    if name == "abbr" and "(" in content:
+        return content.split("(", 1)[0].strip()
     m = _ROLE_TITLE.match(content.strip())
     if m:
         return m.group(1)
