@@ -23,7 +23,8 @@ from dgrag.config import Settings
 from dgrag.enrich import heuristic_openie
 from dgrag.enrich.openie_packs import lexicon
 from dgrag.enrich.steps import corpus_pack_choice, openie_input
-from dgrag.ingest.markdown import detect_language, parse_page
+from dgrag.ingest.markdown import parse_page
+from dgrag.ingest.page import detect_language
 from dgrag.ingest.pipeline import decode_page, list_pages
 from dgrag.ingest.site import detect_site
 

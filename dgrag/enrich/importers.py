@@ -14,7 +14,7 @@ import math
 from pathlib import Path
 
 from ..errors import DgragError
-from ..ingest.markdown import content_hash, detect_language, node_id
+from ..ingest.page import content_hash, detect_language, node_id
 from ..store import Store
 from .steps import input_hash, openie_input, write_semantics
 

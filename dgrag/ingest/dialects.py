@@ -73,6 +73,12 @@ CODE_DIRECTIVES = {**dict.fromkeys(("plot", "doctest", "testcode", "testsetup", 
                    **dict.fromkeys(("program-output", "command-output", "prompt"), "console")}
 
 
+def directive_of(info: str) -> tuple[str, str] | None:
+    """A MyST directive fence's (name, argument): ```{note} Title -> ("note", "Title")."""
+    m = _DIRECTIVE.match((info or "").strip())
+    return (m.group(1).lower(), m.group(2).strip()) if m else None
+
+
 def markdown_bodied(name: str) -> bool:
     name = name.lower()
     return name in MARKDOWN_DIRECTIVES or (":" in name and not name.split(":")[-1].startswith("auto"))
@@ -117,8 +123,8 @@ def _directive_tokens(state, tokens: list) -> list:
     """`tokens` with each Markdown-bodied directive fence parsed in place (nested ones too)."""
     out = []
     for tok in tokens:
-        m = _DIRECTIVE.match(tok.info.strip()) if tok.type == "fence" else None
-        if not m or not markdown_bodied(m.group(1)):
+        d = directive_of(tok.info) if tok.type == "fence" else None
+        if not d or not markdown_bodied(d[0]):
             out.append(tok)
             continue
         lines = tok.content.split("\n")

@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .dialects import markdown_bodied
+from .dialects import directive_of, markdown_bodied
 
 _MDBOOK = re.compile(r"(?<!\\)\{\{#(include|rustdoc_include|playground)\s+([^}\s]+)\s*\}\}")
 _SNIPPET = re.compile(r"""^(\s*)-{1,}8<-{1,}\s+(["'])([^"']+)\2\s*$""")
@@ -303,8 +303,8 @@ def _directive_fence(m: re.Match, opened: list[str]) -> bool:
     if opened and not info and marker == opened[-1]:
         opened.pop()
         return True
-    name = re.match(r"^\{([\w:.-]+)\}", info)
-    if name and markdown_bodied(name.group(1)):
+    directive = directive_of(info)
+    if directive and markdown_bodied(directive[0]):
         opened.append(marker)
         return True
     return False

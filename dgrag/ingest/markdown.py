@@ -13,21 +13,18 @@ it in its meta). Links to other `.md` pages are kept for jump edges.
 """
 from __future__ import annotations
 
-import hashlib
 import html
 import posixpath
 import re
-from dataclasses import dataclass, field
 from urllib.parse import unquote, urlsplit
 
 import yaml
 
-from ..kernels.tokens import IDEOGRAPH
-
 from .context import around as _around
-from .dialects import (ADMONITIONS, CODE_DIRECTIVES, IMAGE_DIRECTIVES, container_label, fence_language, inline_text,
-                       is_fence_attrs, parser, template_label)
+from .dialects import (ADMONITIONS, CODE_DIRECTIVES, IMAGE_DIRECTIVES, container_label, directive_of, fence_language,
+                       inline_text, is_fence_attrs, parser, template_label)
 from .includes import EXT_LANG
+from .page import ImageRef, ParsedPage, content_hash, detect_language, node_id
 from .slugs import Slugger
 
 _IMG_SRC = re.compile(r"""<img\b[^>]*?\bsrc\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.I | re.S)
@@ -42,47 +39,6 @@ _RAW_LOADER = re.compile(r"""import\s+(\w+)\s+from\s+['"]!!?raw-loader!([^'"]+)[
 _MYST_MARKUP = ("myst_target", "myst_line_comment", "myst_block_break", "myst_options")  # structure only: no text
 _DIALECT = {"admonition_open", "container_adm_open", "container_blocks_open", "tabbed_open", "autodoc",
             "template_tag", "mdx_esm", "myst_directive_open", *_MYST_MARKUP}
-_LATIN = re.compile(r"[A-Za-z]")
-
-
-@dataclass
-class ImageRef:
-    node_key: str          # placeholder id, replaced by the image node once the bytes are known
-    chunk_id: str
-    src: str               # as written in the page
-    path: str | None       # resolved path relative to the docs root, None if remote / invalid
-    alt: str
-    line: int
-    context: str
-
-
-@dataclass
-class ParsedPage:
-    path: str
-    title: str
-    language: str
-    nodes: list[dict] = field(default_factory=list)
-    contains: list[tuple[str, str]] = field(default_factory=list)   # parent id -> child id
-    links: list[tuple[str, str, str]] = field(default_factory=list)  # chunk id, target path, anchor
-    images: list[ImageRef] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    front: dict = field(default_factory=dict)   # the front matter
-    recognised: dict[str, int] = field(default_factory=dict)  # dialect constructs read, by kind
-
-
-def node_id(kind: str, *parts: str) -> str:
-    h = hashlib.md5("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    return f"{kind}-{h}"
-
-
-def content_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def detect_language(text: str) -> str:
-    cjk = len(IDEOGRAPH.findall(text[:20000]))
-    latin = len(_LATIN.findall(text[:20000]))
-    return "zh" if cjk and cjk * 3 >= latin * 0.2 + cjk else "en"
 
 
 class _PageParser:
@@ -256,8 +212,7 @@ class _PageParser:
 
     def _directive(self, tok) -> None:
         """A MyST directive written as a fence: ```{name} argument."""
-        m = re.match(r"^\{([\w:-]+)\}\s*(.*)$", tok.info.strip())
-        name, arg = (m.group(1).lower(), m.group(2).strip()) if m else ("", "")
+        name, arg = directive_of(tok.info) or ("", "")
         body = [ln for ln in tok.content.splitlines() if not re.match(r"^:[\w-]+:", ln)]
         opts = dict(re.findall(r"^:([\w-]+):\s*(.*)$", tok.content, re.M))
         line = tok.map[0] if tok.map else 0

@@ -25,7 +25,8 @@ from .dedup import merge_near_duplicates
 from .dialects import raw_markers
 from .images import ImageRejected, read_image
 from .includes import IncludeReport, Includes
-from .markdown import ImageRef, ParsedPage, node_id, parse_page
+from .markdown import parse_page
+from .page import ImageRef, ParsedPage, node_id
 from .site import PAGE_EXTS, Site, detect_site
 from .xref import RULES as XREF_RULES
 from .xref import api_edges
