@@ -119,6 +119,9 @@ def test_every_route_checks_the_request_before_the_index_is_ready(tmp_path):
                 assert status == 422, (path, status, out)
             status, out = _post(url + path, {**body("ACE Tools"), "retrieval_config": {"final_chunk_k": -1}})
             assert status == 422 and "final_chunk_k" in json.dumps(out), (path, out)
+            if path in ("/retrieve", "/chat", "/chat/stream"):  # a misspelt field is refused, not ignored
+                status, out = _post(url + path, {**body("ACE Tools"), "config": {"final_chunk_k": 3}})
+                assert status == 422 and "config" in json.dumps(out), (path, out)
             status, out = _post(url + path, body("ACE Tools"))
             assert status == 503 and "being built" in json.dumps(out), (path, status, out)
     finally:

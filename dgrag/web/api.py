@@ -43,12 +43,16 @@ class Message(BaseModel):
 
 
 class RetrieveRequest(BaseModel):
+    # a field the API does not know is refused, not ignored: `config` for `retrieval_config` would
+    # otherwise answer with the defaults and say nothing
+    model_config = ConfigDict(extra="forbid")
     query: str = _QUERY
     index: str | None = _INDEX
     retrieval_config: dict[str, Any] | None = _CONFIG
 
 
 class ChatRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # as RetrieveRequest
     query: str = _QUERY
     index: str | None = _INDEX
     use_rag: bool = Field(True, description="retrieve context from the index")
