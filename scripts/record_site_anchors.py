@@ -6,7 +6,7 @@ tests/fixtures/sites/<name>/expected_urls.json. Standard library only.
 
     record_site_anchors.py GENERATOR FIXTURE_DIR BUILD_DIR VERSION [PKG=VERSION ...]
 
-GENERATOR is one of mkdocs, vitepress, docusaurus, mdbook, sphinx-myst, starlight.
+GENERATOR is one of mkdocs, vitepress, docusaurus, mdbook, sphinx-myst, starlight, hugo.
 FIXTURE_DIR holds the sources (the folder with the generator's config), BUILD_DIR
 the generator's HTML output for that fixture. VERSION is the generator's version;
 PKG=VERSION pairs (the packages that shape the output) go to "versions".
@@ -260,6 +260,27 @@ def g_starlight(fixture: Path, build: Path):
     return site_url, pages, container
 
 
+def g_hugo(fixture: Path, build: Path):
+    # the fixture's layout writes each page's permalink and source file into its <head>, so
+    # which output is which page is Hugo's own answer (headless and draft pages have none)
+    site_url = "https://docs.example.org/"
+    pages = {}
+    for out in sorted(build.rglob("*.html")):
+        text = out.read_text(encoding="utf-8")
+        src = re.search(r'<meta name="source" content="([^"]+)"', text)
+        url = re.search(r'<link rel="canonical" href="([^"]+)"', text)
+        if src and url and src.group(1).startswith(str(STAGED)):
+            pages[src.group(1)[len(str(STAGED)) + 1:]] = (out, url.group(1))
+
+    def container(tag, a):
+        return tag == "main"
+
+    return site_url, pages, container
+
+
+STAGED = Path("/nonexistent")  # the staged copy Hugo built (set by main for hugo)
+
+
 GENERATORS = {
     "mkdocs": g_mkdocs,
     "vitepress": g_vitepress,
@@ -267,11 +288,14 @@ GENERATORS = {
     "mdbook": g_mdbook,
     "sphinx-myst": g_sphinx,
     "starlight": g_starlight,
+    "hugo": g_hugo,
 }
 
 
 def main(argv):
     gen, fixture, build, version = argv[1], Path(argv[2]).resolve(), Path(argv[3]).resolve(), argv[4]
+    global STAGED
+    STAGED = build.parent  # hugo: the staged fixture, which its pages' source paths start with
     site_url, pages, container = GENERATORS[gen](fixture, build)
     versions = dict(arg.split("=", 1) for arg in argv[5:])
     result = {"generator": gen, "version": version, "site_url": site_url}

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Regenerate tests/fixtures/sites/<name>/expected_urls.json from the REAL generators.
 #
-#   scripts/record_site_anchors.sh [mkdocs|vitepress|docusaurus|mdbook|sphinx-myst|starlight ...]
+#   scripts/record_site_anchors.sh [mkdocs|vitepress|docusaurus|mdbook|sphinx-myst|starlight|hugo ...]
 #
-# (no argument = all six). Needs network access to PyPI and the npm registry; it is
+# (no argument = all seven). Needs network access to PyPI, the npm registry and Debian (hugo); it is
 # not run by CI. Each fixture is copied to $WORK/build/<name> (default /tmp/sitegen),
 # built there with its generator, and scripts/record_site_anchors.py (stdlib only)
 # reads the built HTML and writes expected_urls.json back into the fixture folder.
@@ -56,6 +56,12 @@ build_mdbook() {
   "$WORK/venv/bin/mdbook" build
   ver=$("$WORK/venv/bin/mdbook" --version | awk '{print $2}'); ver=${ver#v}
   "${REC[@]}" mdbook "$FIX/mdbook" book "$ver"
+}
+
+build_hugo() {  # Debian's hugo package (apt-get install hugo), or any hugo on PATH
+  stage hugo
+  hugo --quiet -d public
+  "${REC[@]}" hugo "$FIX/hugo" public "$(hugo version | awk '{print $2}' | sed 's/^v//; s/+.*//')"
 }
 
 build_vitepress() {
@@ -112,7 +118,7 @@ build_starlight() {
 }
 
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(mkdocs vitepress docusaurus mdbook sphinx-myst starlight)
+[ ${#targets[@]} -gt 0 ] || targets=(mkdocs vitepress docusaurus mdbook sphinx-myst starlight hugo)
 for t in "${targets[@]}"; do
   case $t in
     mkdocs) (build_mkdocs) ;;
@@ -121,6 +127,7 @@ for t in "${targets[@]}"; do
     mdbook) (build_mdbook) ;;
     sphinx-myst) (build_sphinx) ;;
     starlight) (build_starlight) ;;
+    hugo) (build_hugo) ;;
     *) echo "unknown generator: $t" >&2; exit 2 ;;
   esac
 done

@@ -38,6 +38,8 @@ def _write(root: Path, files: dict[str, str]) -> Path:
     ("mdbook", ["Hello, Cargo!", "Hello, Cargo!", "Rc<T>, the Reference Counted Smart Pointer"],
      ["hello-cargo", "hello-cargo-1", "rct-the-reference-counted-smart-pointer"]),
     ("docutils", ["Hello World!", "配置 config"], ["hello-world", "config"]),
+    ("goldmark", ["FAQ & tips", "Ready? 🚀 Go", "Ready? 🚀 Go", "在 macOS 上安装", "!!!", "Café 2.0"],
+     ["faq--tips", "ready--go", "ready--go-1", "在-macos-上安装", "heading", "café-20"]),
 ])
 def test_slug_rules_number_duplicates_as_their_generator(rule, headings, anchors):
     s = Slugger(rule)
@@ -686,3 +688,52 @@ def test_a_fastapi_shaped_site_one_config_per_language_examples_outside_the_docs
     assert rep.dialect["recognised"]["tab"] == 1 and rep.dialect["recognised"]["admonition"] == 2
     moved = detect_site(root, site_url="https://docs.demo.example/")
     assert [p.url_base for p in moved.parts] == ["https://docs.demo.example/", "https://docs.demo.example/es/"]
+
+
+def test_a_hugo_sites_mounts_filename_languages_code_shortcodes_and_ref_links(tmp_path, hash_embedder):
+    """Hugo read from its config: content mounted by [[module.mounts]], a translation named
+    `page.fr.md` beside its page, a code shortcode as a code block of its language, a link to
+    `{{< ref >}}` a jump edge; a `config.toml` without Hugo's keys and content is not Hugo's."""
+    root = _write(tmp_path / "site", {
+        "hugo.toml": """
+            baseURL = "https://h.example/"
+            defaultContentLanguage = "en"
+            [languages.en]
+            [languages.fr]
+            [[module.mounts]]
+              source = "pages"
+              target = "content"
+            """,
+        "pages/guide/Deploy It.md": """
+            +++
+            title = "Deploy"
+            +++
+
+            ## Build {#build-step}
+
+            {{< highlight bash >}}
+            hugo --minify
+            {{< /highlight >}}
+
+            Then see [the setup]({{< ref "setup.md" >}}).
+            """,
+        "pages/guide/Deploy It.fr.md": "---\ntitle: Déployer\n---\n\n## Construire\n\nLancez hugo.\n",
+        "pages/guide/setup.md": "---\ntitle: Setup\n---\n\n## Steps\n\nInstall.\n",
+        "tools/config.toml": "name = 'a linter'\n",
+    })
+    site = detect_site(root)
+    assert site.generator == "hugo" and [p.content for p in site.parts] == ["pages"]
+    assert site.page_url("pages/guide/Deploy It.fr.md") == "https://h.example/fr/guide/deploy-it/"
+    assert site.language_of("pages/guide/Deploy It.fr.md") == "fr" and site.language_of("pages/guide/setup.md") == "en"
+    assert detect_site(root / "tools").generator == "plain"
+    s = Settings(db_path=tmp_path / "i.db", docs_root=root)
+    with Store(s.db_path) as st:
+        index_folder(s, st, hash_embedder)
+        code = st.con.execute("SELECT text, meta FROM nodes WHERE type='code'").fetchall()
+        urls = dict(st.con.execute("SELECT breadcrumb, source_url FROM nodes WHERE type='chunk'").fetchall())
+        jumps = st.con.execute("SELECT b.breadcrumb FROM edges e JOIN nodes b ON b.rowid=e.dst "
+                               "WHERE e.type='jump'").fetchall()
+    assert [(t, json.loads(m)["code_language"]) for t, m in code] == [("hugo --minify", "bash")]
+    assert urls["Deploy / Build"] == "https://h.example/guide/deploy-it/#build-step"
+    assert urls["Déployer / Construire"] == "https://h.example/fr/guide/deploy-it/#construire"
+    assert ("Setup",) in jumps

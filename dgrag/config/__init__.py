@@ -48,8 +48,8 @@ class Settings:
     url_template: str = ""  # a node's source URL, e.g. https://github.com/o/r/blob/master/{path}#L{line}
     context_lines: int = 15  # lines of text kept around a code block, table or image
     include: str = ""  # comma-separated globs of pages to index (relative to docs_root); "" = all
-    # the docs site generator: "mkdocs", "docusaurus", "vitepress", "mdbook", "sphinx", "starlight" or
-    # "plain" (every page, no site); "" = detected from its config under docs_root (dgrag/ingest/site.py)
+    # the docs site generator: "mkdocs", "docusaurus", "vitepress", "mdbook", "sphinx", "starlight",
+    # "hugo" or "plain" (every page, no site); "" = detected from its config under docs_root (dgrag/ingest/site.py)
     site: str = ""
     site_url: str = ""  # the published site's URL when its config does not say it, e.g. https://doc.rust-lang.org/book/
     include_root: str = ""  # includes (snippets, code files) are read under this folder only; "" = docs_root

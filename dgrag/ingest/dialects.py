@@ -11,8 +11,7 @@ definition lists; the rest are small block and core rules of the same parser:
   `python hl_lines="2"`, `hl_lines="2"` alone;
 - `=== "Label"` tabs (pymdownx.tabbed), indented like admonitions;
 - `::: package.name` (mkdocstrings' generated reference) -> an `autodoc` token;
-- one-line template tags: `{% hint style="info" %}` (GitBook), `{{< tabs >}}` (Hugo) ->
-  a `template_tag` token, their title kept, the marker gone;
+- template tags and Hugo's shortcodes and TOML front matter: `shortcodes.py`;
 - MDX: `import` / `export` statements at the top level -> an `mdx_esm` token;
 - MyST (Sphinx): roles (`{ref}`text <label>``) -> `myst_role` tokens; a directive written as a
   fence whose body is Markdown (```` ```{note} ````, ```` ```{tab-item} Title ````) is parsed in
@@ -40,6 +39,9 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 from mdit_py_plugins.myst_blocks import myst_block_plugin
 from mdit_py_plugins.myst_role import myst_role_plugin
 
+from .shortcodes import (TEMPLATE_TAG, block_line, code_shortcode, marker, shortcode_inline, shortcode_lines,
+                         toml_front_matter)
+
 ADMONITIONS = {"note", "tip", "info", "warning", "danger", "caution", "important", "details", "success",
                "question", "failure", "bug", "example", "quote", "abstract", "seealso", "attention", "error",
                "hint", "todo", "summary", "tldr", "check", "done", "help", "faq", "fail", "missing", "cite",
@@ -48,7 +50,6 @@ _ATTRS = re.compile(r"\s*\{:?([^{}]*)\}\s*$")  # a heading's trailing {...}; its
 _ATTR_PART = re.compile(r"""[#.][\w:.-]+|[\w-]+=(?:"[^"]*"|'[^']*'|[^\s"'}]+)""")
 _CONTAINER_NAME = re.compile(r"^\s*\{?([A-Za-z][\w-]*)\}?(?:\[[^\]]*\]|\{[^}]*\})?(?:\s|$)")
 _AUTODOC = re.compile(r"^:::\s+([A-Za-z_]\w*(?:\.\w+)+)\s*$")
-_TEMPLATE_TAG = re.compile(r"^\s*(?:\{%-?\s*(end)?(\w+)\b([^%]*)%\}|\{\{[<%]\s*(/)?\s*([\w-]+)\b([^<>%]*)[>%]\}\})\s*$")
 _BLOCK_START = re.compile(r"^(/{3,})\s*[A-Za-z][\w-]*\s*(?:\|.*)?$")  # pymdownx.blocks
 _BLOCK_END = re.compile(r"^(/{3,})\s*$")
 _CODE_FENCE = re.compile(r"^(`{3,}|~{3,})(.*)$")
@@ -185,10 +186,6 @@ def _container_ok(params: str, markup: str) -> bool:
     return bool(_CONTAINER_NAME.match(params)) and "." not in params.split()[0] if params.strip() else False
 
 
-def _block_line(state, line: int) -> str:
-    return state.src[state.bMarks[line] + state.tShift[line]:state.eMarks[line]]
-
-
 def _block_end(state, start: int, end: int, length: int) -> tuple[int, bool]:
     """(the line closing a `///` block opened at `start`, found?): the first `/` fence of exactly
     `length` at the block's indentation, outside code fences."""
@@ -197,7 +194,7 @@ def _block_end(state, start: int, end: int, length: int) -> tuple[int, bool]:
         nxt += 1
         if nxt >= end or (not state.isEmpty(nxt) and state.sCount[nxt] < state.blkIndent):
             return nxt, False
-        text = _block_line(state, nxt)
+        text = block_line(state, nxt)
         f = _CODE_FENCE.match(text)
         if f and (not fence or (f.group(1)[0] == fence[0] and len(f.group(1)) >= len(fence) and not f.group(2).strip())):
             fence = "" if fence else f.group(1)
@@ -209,7 +206,7 @@ def _block_end(state, start: int, end: int, length: int) -> tuple[int, bool]:
 
 def _blocks_rule(state, start: int, end: int, silent: bool) -> bool:
     """pymdownx.blocks: `/// name | title`, its body parsed as Markdown, up to its own `///`."""
-    line, m = _marker(state, start, _BLOCK_START)
+    line, m = marker(state, start, _BLOCK_START)
     if not m or silent:
         return bool(m)
     markup = m.group(1)
@@ -242,14 +239,6 @@ def is_fence_attrs(info: str) -> bool:
     return bool(_FENCE_ATTRS.match((info or "").strip()))
 
 
-def _marker(state, start: int, pattern: re.Pattern):
-    """(the line, its match) where a marker may start: not indented as code."""
-    if state.sCount[start] - state.blkIndent >= 4:
-        return "", None
-    line = state.src[state.bMarks[start] + state.tShift[start]:state.eMarks[start]]
-    return line, pattern.match(line)
-
-
 def _line_rule(name: str, pattern: re.Pattern, body: str = "", mdx_only: bool = False):
     """A block rule for a marker line: token `name`, the match's groups in `meta`. `body`:
     "indented" takes the lines indented below it too (mkdocstrings' options), "paragraph" the
@@ -258,7 +247,7 @@ def _line_rule(name: str, pattern: re.Pattern, body: str = "", mdx_only: bool = 
     def rule(state, start: int, end: int, silent: bool) -> bool:
         if mdx_only and (state.blkIndent or not state.env.get("mdx")):
             return False
-        line, m = _marker(state, start, pattern)
+        line, m = marker(state, start, pattern)
         if not m or silent:
             return bool(m)
         nxt = start + 1
@@ -276,7 +265,7 @@ def _line_rule(name: str, pattern: re.Pattern, body: str = "", mdx_only: bool = 
 
 def _tabbed_rule(state, start: int, end: int, silent: bool) -> bool:
     """pymdownx.tabbed: `=== "Label"` then content indented by four spaces."""
-    _, m = _marker(state, start, _TABBED)
+    _, m = marker(state, start, _TABBED)
     if not m or silent:
         return bool(m)
     old_parent, old_max, old_indent = state.parentType, state.lineMax, state.blkIndent
@@ -315,7 +304,11 @@ def parser(myst: bool = False, heading_ids: bool = True, extensions: tuple[str, 
     md.use(container_plugin, name="adm", marker=":", validate=_container_ok)
     md.block.ruler.before("fence", "container_blocks", _blocks_rule, alt)
     md.block.ruler.before("fence", "tabbed", _tabbed_rule, alt)
-    md.block.ruler.before("fence", "template_tag", _line_rule("template_tag", _TEMPLATE_TAG), alt)
+    md.block.ruler.before("fence", "code_shortcode", code_shortcode, alt)
+    md.block.ruler.before("fence", "template_tag", _line_rule("template_tag", TEMPLATE_TAG), alt)
+    md.block.ruler.before("fence", "shortcode_lines", shortcode_lines, alt)
+    md.block.ruler.before("front_matter", "toml_front_matter", toml_front_matter)
+    md.inline.ruler.before("link", "shortcode", shortcode_inline)
     md.block.ruler.before("fence", "mdx_esm", _line_rule("mdx_esm", _ESM, body="paragraph", mdx_only=True), alt)
     if heading_ids:
         md.core.ruler.after("block", "heading_attrs", heading_attrs)
@@ -350,14 +343,6 @@ def container_label(info: str) -> tuple[str, str]:
     return name, rest.strip().strip('"')
 
 
-def template_label(groups: tuple) -> tuple[str, str, bool]:
-    """(tag name, its title or label, closing?) of a `{% ... %}` / `{{< ... >}}` tag."""
-    end1, name1, args1, end2, name2, args2 = groups
-    name, args, closing = (name1, args1, bool(end1)) if name1 else (name2, args2, bool(end2))
-    m = re.search(r"""(?:title|label|name)=["']([^"']*)["']""", args or "")
-    return (name or "").lower(), (m.group(1) if m else ""), closing or (name or "").lower().startswith("end")
-
-
 _RAW = {
     "heading attribute": re.compile(r"\{\s*#[\w-]+[^{}]*\}"),
     "admonition marker": re.compile(r"(?m)^\s*(?:!!!|\?\?\?\+?|:::+|///+|===\s+\")"),
@@ -383,6 +368,8 @@ def inline_text(tok) -> str:
     out = []
     for child in tok.children or []:
         if child.type in ("text", "code_inline"):
+            out.append(child.content)
+        elif child.type == "shortcode":
             out.append(child.content)
         elif child.type == "myst_role":
             out.append(role_text(child.meta.get("name", ""), child.content))

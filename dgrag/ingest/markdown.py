@@ -16,14 +16,16 @@ from __future__ import annotations
 import html
 import posixpath
 import re
+import tomllib
 from urllib.parse import unquote, urlsplit
 
 import yaml
 
 from .context import around as _around
 from .dialects import (ADMONITIONS, CODE_DIRECTIVES, IMAGE_DIRECTIVES, container_label, directive_of, fence_language,
-                       inline_text, is_fence_attrs, parser, template_label)
+                       inline_text, is_fence_attrs, parser)
 from .includes import EXT_LANG
+from .shortcodes import template_label
 from .page import ImageRef, ParsedPage, content_hash, detect_language, node_id
 from .slugs import Slugger
 
@@ -137,10 +139,11 @@ class _PageParser:
         """Front matter, and the breadcrumb's root for a page without an H1."""
         for tok in tokens:
             if tok.type == "front_matter":
+                kind = "TOML" if tok.markup == "+++" else "YAML"
                 try:
-                    front = yaml.safe_load(tok.content)
-                except yaml.YAMLError as exc:
-                    self.page.problems.append(f"front matter is not YAML: {str(exc).splitlines()[0]}")
+                    front = tomllib.loads(tok.content) if kind == "TOML" else yaml.safe_load(tok.content)
+                except (yaml.YAMLError, tomllib.TOMLDecodeError) as exc:
+                    self.page.problems.append(f"front matter is not {kind}: {str(exc).splitlines()[0]}")
                     front = None
                 self.page.front = front if isinstance(front, dict) else {}
                 self._count("front matter")
@@ -272,6 +275,9 @@ class _PageParser:
         if lang is None:
             lang = fence_language(tok.info) if tok.type == "fence" else ""
         content = tok.content.rstrip("\n") if content is None else content
+        if tok.markup == "{{<":  # a Hugo code shortcode: its tags read as the fence they stand for
+            self._count("template tag")
+            self.shown[start], self.shown[end - 1] = f"```{lang}", "```"
         if content.strip():
             self._add("code", content, chunk["id"], start + 1, end, code_language=lang.lower(),
                       context=self._context(start, end))

@@ -260,6 +260,9 @@ class Indexer:
         if page.front.get("draft") is True and self.site.parts:  # a site does not publish its drafts
             self.dialect.drafts.append(path)
             return self._skip(path, digest, "a draft (front matter draft: true): not published")
+        if self.site.unrendered(self.root, path, page.front):
+            self.dialect.drafts.append(path)
+            return self._skip(path, digest, "never rendered (Hugo: headless, or build.render never)")
         self.dialect.add_page(page, inc)
         page.problems += [f"include refused (outside {self.includes.root}): {t}" for t in inc.refused]
         page.problems += [f"include not found: {t}" for t in inc.missing]

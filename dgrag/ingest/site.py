@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
@@ -20,7 +21,7 @@ from urllib.parse import quote, unquote, urlsplit
 import yaml
 
 from ..errors import ConfigError
-from .site_configs import READERS, SitePart, language_of_locale, mkdocs_own
+from .site_configs import HUGO_NAMES, READERS, SitePart, hugo_data, language_of_locale, mkdocs_own
 
 GENERATORS = ("plain",) + tuple(g for g, _, _ in READERS)
 PAGE_EXTS = (".md", ".mdx", ".markdown")
@@ -70,6 +71,8 @@ class Site:
 
     def language_of(self, path: str) -> str:
         part = self.part_of(path)
+        if part and _suffix_lang(part, path):
+            return language_of_locale(_suffix_lang(part, path))
         return part.language if part else ""
 
     def asset_root(self, path: str) -> str:
@@ -84,6 +87,21 @@ class Site:
         part = self.part_of(path)
         base = part.url_base if part and self.generator == "mkdocs" else ""
         return base if base.startswith(("http://", "https://")) else ""
+
+    def unrendered(self, root: Path, path: str, front: dict) -> bool:
+        """Hugo: a page its site builds but never renders (a headless bundle, `build.render:
+        never`, its own or cascaded from a folder's `_index.md`: snippets other pages include)."""
+        if self.generator != "hugo":
+            return False
+        if _never_rendered(front, cascade=False):
+            return True
+        part = self.part_of(path)
+        folder = posixpath.dirname(path)
+        while part and folder and (folder == part.content or folder.startswith(part.content + "/")):
+            if _never_rendered(_front_of(root / folder / "_index.md"), cascade=True):
+                return True
+            folder = posixpath.dirname(folder) if folder != part.content else ""
+        return False
 
     def nav_of(self, path: str) -> tuple[int, str] | None:
         for p in self.parts:
@@ -104,7 +122,8 @@ class Site:
         route = self.route(path, front)
         if route is None:
             return None
-        base = self.part_of(path).url_base or ""
+        part = self.part_of(path)
+        base = part.suffix_langs.get(_suffix_lang(part, path)) or part.url_base or ""
         route = quote(route, safe="/%")  # a page named 指南.md is at /zh/%E6%8C%87%E5%8D%97/
         if base.startswith("/") or base.startswith("http"):
             return base.rstrip("/") + "/" + route if base.rstrip("/") else "/" + route
@@ -162,8 +181,69 @@ def _glob(pattern: str) -> re.Pattern:
     return re.compile(out.replace(r"\?", "[^/]") + "$")
 
 
+def _never_rendered(front: dict, cascade: bool) -> bool:
+    if not isinstance(front, dict):
+        return False
+    if cascade:
+        front = front.get("cascade")
+        front = front[0] if isinstance(front, list) and front else front
+        if not isinstance(front, dict):
+            return False
+    build = front.get("_build") or front.get("build") or {}
+    return front.get("headless") is True or isinstance(build, dict) and str(build.get("render")).lower() in (
+        "never", "false")
+
+
+def _front_of(file: Path) -> dict:
+    """A page's front matter (YAML or TOML), read from its head; {} where it has none."""
+    try:
+        with open(file, encoding="utf-8", errors="replace") as f:
+            head = f.read(1 << 16)
+    except OSError:
+        return {}
+    mark = head[:3]
+    end = head.find("\n" + mark, 3) if mark in ("---", "+++") else -1
+    if end < 0:
+        return {}
+    try:
+        data = tomllib.loads(head[3:end]) if mark == "+++" else yaml.safe_load(head[3:end])
+    except (yaml.YAMLError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _suffix_lang(part: SitePart, path: str) -> str:
+    """Hugo: the language a file's name gives it ("install.fr.md" -> "fr"), or ""."""
+    if not part.suffix_langs:
+        return ""
+    stem = posixpath.splitext(posixpath.basename(path))[0]
+    code = stem.rsplit(".", 1)[1].lower() if "." in stem else ""
+    return code if code in part.suffix_langs else ""
+
+
+def _hugo_route(part: SitePart, rel: str, front: dict) -> str:
+    """A Hugo page's path: `_index.md` and a bundle's `index.md` are their folder's, `url` in the
+    front matter replaces the path, `slug` the last segment; lower-cased, spaces as "-"."""
+    folder, name = posixpath.split(posixpath.splitext(rel)[0])
+    code = _suffix_lang(part, rel)
+    name = name[:-len(code) - 1] if code else name
+    url, slug = str(front.get("url") or "").strip(), str(front.get("slug") or "").strip()
+    if url:
+        route = url.strip("/")
+        return route + ("/" if route and not posixpath.splitext(route)[1] else "")
+    if name in ("_index", "index"):
+        route = folder + "/" if folder else ""
+    else:
+        route = posixpath.join(folder, slug or name)
+        route += ".html" if part.url_style == "html" else "/"
+    route = route.replace(" ", "-")
+    return route.lower() if part.lower_paths else route
+
+
 def _route(generator: str, part: SitePart, path: str, front: dict) -> str:
     rel = path[len(part.content) + 1:] if part.content else path
+    if generator == "hugo":
+        return _hugo_route(part, rel, front)
     for a, b in part.rewrites:
         if rel.startswith(a):
             rel = b + rel[len(a):]
@@ -206,12 +286,21 @@ def _find_configs(root: Path, max_depth: int = 3) -> list[tuple[str, str, Path]]
                 gen = "vitepress"
             if gen and _is_config(gen, Path(dirpath) / f):
                 found.append((depth, gen, rel, Path(dirpath) / f))
+    # Hugo reads one config per folder, hugo.* before config.*
+    order = {n: i for i, n in enumerate(HUGO_NAMES)}
+    first = {}
+    for _, g, r, p in found:
+        if g == "hugo" and order[p.name] < order.get(first.get(r, p).name, 99) or g == "hugo" and r not in first:
+            first[r] = p
+    found = [f for f in found if f[1] != "hugo" or first[f[2]] == f[3]]
     return [(g, r, p) for _, g, r, p in sorted(found, key=lambda t: (t[0], t[2]))]
 
 
 def _is_config(generator: str, path: Path) -> bool:
     if not path.is_file():  # a folder, a fifo or a broken link named like a config
         return False
+    if generator == "hugo":
+        return _is_hugo(path)
     if generator not in ("sphinx", "starlight"):
         return True
     try:
@@ -220,6 +309,19 @@ def _is_config(generator: str, path: Path) -> bool:
     except OSError:
         return False
     return ("extensions" in text or "html_theme" in text) if generator == "sphinx" else "starlight" in text
+
+
+def _is_hugo(path: Path) -> bool:
+    """hugo.* is Hugo's; a config.toml / .yaml only with a key of Hugo's and a content folder."""
+    if path.name.startswith("hugo."):
+        return True
+    site = path.parent.parent.parent if path.parent.name == "_default" else path.parent
+    try:
+        data = hugo_data(path)
+    except _CONFIG_ERRORS:
+        return False
+    hugo_keys = {"baseurl", "contentdir", "theme", "module", "languagecode", "defaultcontentlanguage"}
+    return bool(hugo_keys & set(data)) and (site / str(data.get("contentdir") or "content")).is_dir()
 
 
 def _page_count(root: Path, parts: list[SitePart]) -> int:

@@ -36,6 +36,8 @@ class SitePart:
     exclude: list[str] = field(default_factory=list)  # folders under content that are not pages
     exclude_globs: list[str] = field(default_factory=list)  # VitePress's srcExclude, relative to its srcDir
     extensions: tuple[str, ...] = ()    # Sphinx: the MyST extensions conf.py enables (attrs_block, ...)
+    lower_paths: bool = False           # Hugo: URL paths lower-cased (unless disablePathToLower)
+    suffix_langs: dict[str, str] = field(default_factory=dict)  # Hugo: "page.fr.md" -> fr's URL base
 
 
 def language_of_locale(code: str) -> str:
@@ -299,6 +301,99 @@ def read_starlight(root: Path, folder: str, config: Path, notes: list[str]) -> l
     return parts
 
 
+# ---- Hugo ----------------------------------------------------------------------------------------
+HUGO_NAMES = ("hugo.toml", "hugo.yaml", "hugo.yml", "hugo.json", "config.toml", "config.yaml", "config.yml")
+
+
+def hugo_data(config: Path) -> dict:
+    """A Hugo config file (TOML, YAML or JSON), with `languages.*` beside it in config/_default."""
+    text = config.read_text(encoding="utf-8")
+    data = _hugo_load(config.suffix, text)
+    for name in ("languages.toml", "languages.yaml", "languages.yml"):
+        side = config.parent / name
+        if config.parent.name == "_default" and side.is_file() and "languages" not in data:
+            data["languages"] = _hugo_load(side.suffix, side.read_text(encoding="utf-8"))
+    return {str(k).lower(): v for k, v in data.items()}
+
+
+class _Yaml12(yaml.SafeLoader):
+    """YAML as Hugo reads it (1.2): `no:`, `on:` are strings (Norwegian's `no` is no false)."""
+
+
+_Yaml12.yaml_implicit_resolvers = {k: [(t, rx) for t, rx in v if t != "tag:yaml.org,2002:bool"]
+                                   for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+for _c in "tTfF":
+    _Yaml12.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+                                  [_c])
+
+
+def _hugo_load(suffix: str, text: str) -> dict:
+    import json
+
+    data = tomllib.loads(text) if suffix == ".toml" else json.loads(text) if suffix == ".json" \
+        else yaml.load(text, Loader=_Yaml12)
+    return data if isinstance(data, dict) else {}
+
+
+def _lower_keys(d) -> dict:
+    return {str(k).lower(): v for k, v in d.items()} if isinstance(d, dict) else {}
+
+
+def _content_mounts(data: dict, folder: str, default: str) -> list[tuple[str, str]]:
+    """(source folder, language) of each module mount whose target is the content."""
+    out = []
+    for m in _lower_keys(data.get("module")).get("mounts") or []:
+        m = _lower_keys(m)
+        if str(m.get("target", "")).strip("/") != "content" or not m.get("source"):
+            continue
+        langs = _lower_keys(_lower_keys(m.get("sites")).get("matrix")).get("languages") or []
+        code = str(m.get("lang") or (langs[0] if isinstance(langs, list) and langs else default)).lower()
+        out.append((_join(folder, str(m["source"])), code))
+    return out
+
+
+def read_hugo(root: Path, folder: str, config: Path, notes: list[str]) -> list[SitePart]:
+    """Hugo: `contentDir` (each language's own, or `page.fr.md` beside `page.md`), `baseURL`,
+    directory URLs (`uglyURLs`: page.html), paths lower-cased, goldmark's heading ids."""
+    data = hugo_data(config)
+    if config.parent.name == "_default" and config.parent.parent.name == "config":
+        folder = _norm(posixpath.dirname(posixpath.dirname(folder)))  # config/_default/hugo.toml
+    base = str(data.get("baseurl") or "")
+    base = base.rstrip("/") + "/" if base.startswith(("http://", "https://", "/")) else ""
+    style = "html" if data.get("uglyurls") is True else "directory"
+    lower = not data.get("disablepathtolower", False)
+    goldmark = _lower_keys(_lower_keys(_lower_keys(data.get("markup")).get("goldmark")).get("parser"))
+    id_type = str(goldmark.get("autoheadingidtype") or "github")
+    default = str(data.get("defaultcontentlanguage") or "en").lower()
+    in_subdir = bool(data.get("defaultcontentlanguageinsubdir"))
+    content = _join(folder, str(data.get("contentdir") or "content"))
+
+    def url_of(lang: str) -> str:
+        return base + lang + "/" if base and (lang != default or in_subdir) else base
+
+    mounts = _content_mounts(data, folder, default)  # [[module.mounts]] replace contentDir
+    parts = [SitePart(src, url_of(code), language_of_locale(code), style, "goldmark", lower_paths=lower)
+             for src, code in mounts or [(content, default)]]
+    mounted = {code for _, code in mounts}
+    for code, conf in _lower_keys(data.get("languages")).items():
+        conf, code = _lower_keys(conf), code.lower()
+        own = _join(folder, str(conf["contentdir"])) if conf.get("contentdir") else ""
+        if conf.get("disabled") or code in mounted:
+            continue
+        if code == default:
+            parts[0].content = own or parts[0].content
+        elif own and own != parts[0].content:
+            parts.append(SitePart(own, url_of(code), language_of_locale(code), style, "goldmark", lower_paths=lower))
+        else:  # a translation named page.fr.md beside page.md
+            for p in parts:
+                p.suffix_langs[code] = url_of(code)
+    if id_type != "github":
+        notes.append(f"hugo: autoHeadingIDType {id_type} read as github")
+    notes.append(f"hugo: {posixpath.join(folder, config.name)} (content {', '.join(p.content for p in parts)}"
+                 f"{', mounted' if mounts else ''}; {len(parts) - 1 + len(parts[0].suffix_langs)} more languages)")
+    return parts
+
+
 # (generator, config file names, reader); a VitePress config lives in a `.vitepress` folder
 READERS = (
     ("mkdocs", ("mkdocs.yml", "mkdocs.yaml"), read_mkdocs),
@@ -307,4 +402,5 @@ READERS = (
     ("mdbook", ("book.toml",), read_mdbook),
     ("sphinx", ("conf.py",), read_sphinx),
     ("starlight", ("astro.config.mjs", "astro.config.ts", "astro.config.js"), read_starlight),
+    ("hugo", HUGO_NAMES, read_hugo),
 )

@@ -17,6 +17,9 @@ from each generator's own code:
   duplicates "-1", "-2".
 - `mdbook` (mdBook's normalize_id): keep alphanumerics, "_" and "-", whitespace -> "-",
   ASCII lower-case; duplicates "-1", "-2".
+- `goldmark` (Hugo's default `autoHeadingIDType = "github"`): trimmed, each space or hyphen ->
+  "-", letters, digits and "_" lower-cased, anything else dropped; an empty one is "heading";
+  duplicates "-1", "-2".
 - `docutils` (Sphinx): the section id its permalink uses: ASCII `[a-z0-9]+` joined by "-",
   leading digits dropped; an empty or taken one becomes "id1", "id2", ... (one counter per
   page), and a `(label)=` target before the heading is its id, made from the label by the same
@@ -72,6 +75,16 @@ def slug_mdbook(text: str) -> str:
     return "".join(out)
 
 
+def slug_goldmark(text: str) -> str:
+    out = []
+    for ch in text.strip():
+        if ch in " -":
+            out.append("-")
+        elif ch == "_" or unicodedata.category(ch)[0] == "L" or unicodedata.category(ch) == "Nd":
+            out.append(ch.lower())
+    return "".join(out) or "heading"
+
+
 def slug_docutils(text: str) -> str:
     value = unicodedata.normalize("NFKD", text.lower()).encode("ascii", "ignore").decode("ascii")
     return re.sub(r"^[-0-9]+|-+$", "", _DU_NON_ID.sub("-", " ".join(value.split())))
@@ -83,6 +96,7 @@ RULES = {
     "github": (slug_github, "-"),
     "vitepress": (slug_vitepress, "-"),
     "mdbook": (slug_mdbook, "-"),
+    "goldmark": (slug_goldmark, "-"),
     "docutils": (slug_docutils, "-"),
 }
 

@@ -1,0 +1,139 @@
+"""Template tags and Hugo's Markdown, as markdown-it-py rules (used by `dialects.parser`).
+
+- a tag on its own line: `{% hint style="info" %}` (GitBook), `{{< tabs >}}` (Hugo), its
+  arguments over several lines too (`{{% blocks/cover` ... `%}}`) -> a `template_tag` token
+  (`template_label`: its title or label);
+- Hugo: TOML front matter between `+++` lines; a code shortcode (`{{< highlight go >}}`,
+  `{{< code-toggle >}}`, `{{< code lang="go" >}}` ... its closing tag) -> a `fence` of its language
+  (markup `{{<`); a shortcode inside a paragraph -> a `shortcode` token showing its title or label,
+  and a link to `{{< ref "x" >}}` / `relref` a link to x.
+"""
+from __future__ import annotations
+
+import re
+
+TEMPLATE_TAG = re.compile(r"^\s*(?:\{%-?\s*(end)?(\w+)\b([^%]*)%\}|\{\{[<%]\s*(/)?\s*([\w/.-]+)([^<>%]*)[>%]\}\})\s*$")
+_SHORTCODE_OPEN = re.compile(r"^\{\{[<%]\s*[\w/.-]+(?:\s[^<>%]*)?$")  # one whose arguments go on below
+_SHORTCODE = r"\{\{([<%])\s*(/)?\s*([\w/.-]+)((?:[^<>%]|<(?!\s*/?\s*[\w-]))*?)\s*[>%]\}\}"
+_SHORTCODE_INLINE = re.compile(_SHORTCODE)
+_SHORTCODE_LINK = re.compile(r"\[([^\]]*)\]\(\s*\{\{[<%]\s*(?:rel)?ref\s+\"?([^\"\s<>%]+)\"?\s*[>%]\}\}\s*\)")
+_CODE_SHORTCODE = re.compile(r"^\{\{<\s*(highlight|code-toggle|code)\b([^<>]*)>\}\}\s*$")
+
+
+def block_line(state, line: int) -> str:
+    return state.src[state.bMarks[line] + state.tShift[line]:state.eMarks[line]]
+
+
+def marker(state, start: int, pattern: re.Pattern):
+    """(the line, its match) where a marker may start: not indented as code."""
+    if state.sCount[start] - state.blkIndent >= 4:
+        return "", None
+    line = block_line(state, start)
+    return line, pattern.match(line)
+
+
+def template_label(groups: tuple) -> tuple[str, str, bool]:
+    """(tag name, its title or label, closing?) of a `{% ... %}` / `{{< ... >}}` tag."""
+    end1, name1, args1, end2, name2, args2 = groups
+    name, args, closing = (name1, args1, bool(end1)) if name1 else (name2, args2, bool(end2))
+    m = re.search(r"""(?:title|label|name|header|caption)=["']([^"']*)["']""", args or "")
+    if not m and (name or "").lower() == "tab":  # Hugo's `{{< tab "macOS" >}}`
+        m = re.match(r"""\s*["']([^"']*)["']""", args or "")
+    return (name or "").lower(), (m.group(1) if m else ""), closing or (name or "").lower().startswith("end")
+
+
+def shortcode_lines(state, start: int, end: int, silent: bool) -> bool:
+    """Hugo: a shortcode whose arguments take several lines (`{{% blocks/cover` ... `%}}`) ->
+    one `template_tag` token."""
+    _, m = marker(state, start, _SHORTCODE_OPEN)
+    if not m:
+        return False
+    close = next((j for j in range(start + 1, min(end, start + 30)) if state.isEmpty(j)
+                  or re.search(r"[>%]\}\}\s*$", block_line(state, j))), None)
+    if close is None or state.isEmpty(close):
+        return False
+    whole = " ".join(block_line(state, j).strip() for j in range(start, close + 1))
+    t = TEMPLATE_TAG.match(whole)
+    if not t:
+        return False
+    if not silent:
+        tok = state.push("template_tag", "", 0)
+        tok.map, tok.meta, tok.content = [start, close + 1], {"groups": t.groups()}, whole
+    state.line = close + 1
+    return True
+
+
+def toml_front_matter(state, start: int, end: int, silent: bool) -> bool:
+    """Hugo's TOML front matter: `+++` lines around it, at the page's start -> `front_matter`."""
+    if start != 0 or block_line(state, 0).rstrip() != "+++":
+        return False
+    close = next((j for j in range(1, end) if block_line(state, j).rstrip() == "+++"), None)
+    if close is None:
+        return False
+    if not silent:
+        tok = state.push("front_matter", "", 0)
+        tok.markup, tok.block, tok.map = "+++", True, [0, close + 1]
+        tok.content = state.getLines(1, close, 0, False)
+        tok.hidden = True
+    state.line = close + 1
+    return True
+
+
+def shortcode_language(name: str, args: str) -> str:
+    """The language of a Hugo code shortcode's body: highlight's first argument, code's `lang`
+    (else its file's extension), code-toggle's TOML."""
+    if name == "code-toggle":
+        return "toml"
+    lang = re.search(r"""\blang=["']?([\w+#-]+)""", args)
+    if lang:
+        return lang.group(1).lower()
+    if name == "code":
+        f = re.search(r"""\bfile=["']?[^"'\s]*\.(\w+)""", args)
+        return f.group(1).lower() if f else ""
+    first = args.split()
+    return first[0].strip("\"'").lower() if first and "=" not in first[0] else ""
+
+
+def code_shortcode(state, start: int, end: int, silent: bool) -> bool:
+    """Hugo: `{{< highlight go >}}` ... `{{< /highlight >}}` -> a fence of that language."""
+    _, m = marker(state, start, _CODE_SHORTCODE)
+    if not m:
+        return False
+    name = m.group(1)
+    closing = re.compile(r"^\{\{<\s*/\s*" + re.escape(name) + r"\s*>\}\}\s*$")
+    close = next((j for j in range(start + 1, end) if closing.match(block_line(state, j))), None)
+    if close is None:
+        return False
+    if not silent:
+        tok = state.push("fence", "code", 0)
+        tok.info, tok.markup, tok.map = shortcode_language(name, m.group(2)), "{{<", [start, close + 1]
+        tok.content = state.getLines(start + 1, close, state.sCount[start], True)
+    state.line = close + 1
+    return True
+
+
+def shortcode_inline(state, silent: bool) -> bool:
+    """Hugo: a link to `{{< ref "page" >}}` is a link to the page; any other shortcode in a
+    paragraph a `shortcode` token (what it shows: its title or label argument, else nothing)."""
+    src, pos = state.src, state.pos
+    if src.startswith("[", pos):
+        m = _SHORTCODE_LINK.match(src, pos)
+        if not m:
+            return False
+        if not silent:
+            state.push("link_open", "a", 1).attrSet("href", m.group(2))
+            state.push("text", "", 0).content = m.group(1)
+            state.push("link_close", "a", -1)
+        state.pos = m.end()
+        return True
+    if not src.startswith("{{", pos):
+        return False
+    m = _SHORTCODE_INLINE.match(src, pos)
+    if not m:
+        return False
+    if not silent:
+        tok = state.push("shortcode", "", 0)
+        _, tok.content, _ = template_label((None, None, None, m.group(2), m.group(3), m.group(4)))
+        tok.markup = m.group(0)
+    state.pos = m.end()
+    return True
