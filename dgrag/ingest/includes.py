@@ -11,6 +11,9 @@ is one here too, with a line map back to the page's own lines:
 - markdown-include / mdx_include: `{! path !}`, `{!> path !}`, with mdx_include's line ranges
   `{! path [ln:3-7,12-] !}`;
 - VitePress: `<!--@include: path{from,to}-->` and `#region`;
+- Hugo's include shortcodes (themes' and sites' own, by their common names): `{{< readfile
+  file="path" >}}` (Docsy: from the page's folder; `code="true" lang="go"` as a code block) and
+  `{{% include "/path.md" %}}` (from the content folder), the included page's front matter left out;
 - MyST (a Sphinx site's pages, `myst=True`): the `{include}` directive, as a fence or a colon
   fence, with its `:start-line:` / `:end-line:`, `:start-after:` / `:end-before:`,
   `:heading-offset:` and `:literal:` options (MyST parses the file in place, as Markdown).
@@ -38,6 +41,7 @@ _MDINCLUDE = re.compile(r"\{![<>]?\s*([^!\s\[]+)\s*(?:\[ln:([^\]]*)\])?\s*!\}")
 _VP_SNIPPET = re.compile(r"^\s*<<<\s+(\S+?)(?:\{[^}]*\})?(?:\s+\[[^\]]*\])?\s*$")
 _VITEPRESS = re.compile(r"<!--\s*@include:\s*([^\s{#]+?)(?:#([\w-]+))?(?:\{(\d*),(\d*)\})?\s*-->")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})(.*)$")
+_HUGO = re.compile(r"""^\s*\{\{[<%]\s*(readfile|include)\s+(?:file=)?(["']?)([^"'\s<>%]+)\2([^<>%]*)[>%]\}\}\s*$""")
 _MYST_INCLUDE = re.compile(r"^(\s{0,3})(`{3,}|~{3,}|:{3,})\s*\{include\}\s+(\S.*?)\s*$")
 _MD_LINK = re.compile(r"(!?)\[([^\]]*)\]\(\s*<?([^)\s>]+)")  # a Markdown link or image, up to its target
 _MYST_OPTION = re.compile(r"^\s*:([\w-]+):\s*(.*?)\s*$")
@@ -180,6 +184,10 @@ class Includes:
         if m:  # the snippet takes the directive's indentation (inside a tab or a list)
             yield from (m.group(1) + s if s else s for _, s in self._snippet(m.group(3), from_dir, report, depth))
             return
+        m = None if in_fence else _HUGO.match(line)
+        if m:
+            yield from self._hugo_include(m.group(1), m.group(3), m.group(4), from_dir, report, depth)
+            return
         m = _FASTAPI.match(line)
         if m:
             yield from self._code_include(m.group(1), m.group(2) or "", from_dir, report)
@@ -273,6 +281,26 @@ class Includes:
         for _, s in self._lines(lines, sub, report, depth + 1):
             yield s
 
+    def _hugo_include(self, kind: str, target: str, args: str, from_dir: str, report: IncludeReport, depth: int):
+        """readfile: from the page's folder (`/x`: the include root); include: from the content
+        folders (Hugo's `site.GetPage` path). Markdown in place, or code where `code="true"`."""
+        if kind == "include":
+            full = self._resolve(target.lstrip("/"), from_dir, report, starts=[b for b in self.bases if b] or [""])
+        else:
+            full = self._resolve(target, from_dir, report)
+        lines = self._read(full, report) if full else None
+        if lines is None:
+            return
+        if re.search(r"""\bcode=["']?true""", args):
+            lang = re.search(r"""\blang=["']?([\w+#-]+)""", args)
+            fence = fence_for("\n".join(lines))
+            yield f"{fence}{lang.group(1) if lang else EXT_LANG.get(full.suffix.lstrip('.').lower(), '')}"
+            yield from "\n".join(lines).rstrip("\n").split("\n")
+            yield fence
+            return
+        sub = os.path.relpath(full.parent, self.docs_root).replace(os.sep, "/")
+        yield from (s for _, s in self._lines(_without_front_matter(lines), sub, report, depth + 1))
+
     def _code_include(self, target: str, options: str, from_dir: str, report: IncludeReport, region: str = ""):
         full = self._resolve(target.lstrip("/"), from_dir, report, bases=True) if target.startswith("/") \
             else self._resolve(target, from_dir, report, bases=True)
@@ -287,8 +315,17 @@ class Includes:
         yield fence
 
 
+def _without_front_matter(lines: list[str]) -> list[str]:
+    """An included page's lines without its front matter (`---` or `+++` lines around it)."""
+    if lines and lines[0].strip() in ("---", "+++"):
+        end = next((j for j in range(1, len(lines)) if lines[j].strip() == lines[0].strip()), None)
+        if end is not None:
+            return lines[end + 1:]
+    return lines
+
+
 def _has_include(text: str) -> bool:
-    return "{{#" in text or "8<-" in text or "{*" in text or "{!" in text or "@include" in text or "<<<" in text
+    return "readfile" in text or "include" in text and "{{" in text or "{{#" in text or "8<-" in text or "{*" in text or "{!" in text or "@include" in text or "<<<" in text
 
 
 def fence_for(text: str) -> str:
