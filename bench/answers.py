@@ -17,8 +17,9 @@
                                                                      answer, each of its fields filled, its
                                                                      section a gold one; follow-ups to an
                                                                      API's reference
-    python -m bench.answers redux|vitepress|rust-book|myst-parser --db SITE.db [--split test]   the same on a doc site's
-                                                                     questions (bench/sites/<site>)
+    python -m bench.answers redux|vitepress|rust-book|myst-parser|hugo-docs --db SITE.db [--split test]
+                                                                     the same on a doc site's questions
+                                                                     (bench/sites/<site>)
 
 MQ.db: `dgrag import-passages ../shared/bench/musique/musique_train_corpus.json --db MQ.db`;
 ARKUI.db: `dgrag index data/arkui-x-docs --db ARKUI.db`; SITE.db: `dgrag index /work/sites/<site> --db SITE.db`. The default method (diffusion) and
@@ -42,7 +43,8 @@ ROOT = Path(__file__).resolve().parent.parent
 MUSIQUE = ROOT.parent / "shared" / "bench" / "musique" / "musique_train_gold.jsonl"
 ARKUI_V2 = ROOT / "bench" / "arkui" / "questions_v2.jsonl"
 UNANSWERABLE = ROOT / "bench" / "unanswerable"
-SITES = ("redux", "vitepress", "rust-book", "myst-parser")  # bench/sites/<site>/questions.jsonl, section gold
+# bench/sites/<site>/questions.jsonl, section gold
+SITES = ("redux", "vitepress", "rust-book", "myst-parser", "hugo-docs")
 _CITE = re.compile(r"\[(\d+)\]")
 _YES_NO = {"yes", "no"}
 

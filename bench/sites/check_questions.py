@@ -1,21 +1,23 @@
 #!/usr/bin/env python3
-"""Validate the held-out question sets for the four public documentation sites.
+"""Validate the held-out question sets for the five public documentation sites.
 
     python3 bench/sites/check_questions.py [--sites-root /work/sites] [--site redux ...]
     python3 bench/sites/check_questions.py --sections vitepress docs/en/guide/deploy.md
 
 Standalone (standard library only; it does not import dgrag). For each site file
-(bench/sites/<site>/questions.jsonl, site in redux, vitepress, rust-book, myst-parser) it checks:
+(bench/sites/<site>/questions.jsonl, site in redux, vitepress, rust-book, myst-parser,
+hugo-docs) it checks:
 
 - every line is a JSON object with the required fields and allowed values
   (lang en|zh, kind, style search|natural, split dev|test, hops 1|2);
 - ids are unique and shaped "<site>-NNN" (vitepress: "vp-en-NNN" / "vp-zh-NNN";
-  myst-parser: "myst-NNN"),
+  myst-parser: "myst-NNN"; hugo-docs: "hugo-NNN"),
   and the id's language matches "lang";
 - split is "dev" exactly when the id's number is a multiple of 3, "test" otherwise;
 - every gold path exists under <sites-root>/<site> and lies in the published content
   (redux: docs/; vitepress: docs/en/ for en and docs/zh/ for zh; rust-book: src/;
-  myst-parser: docs/);
+  myst-parser: docs/; hugo-docs: content/en/, never the headless snippets under
+  content/en/_common/ nor the glossary's term pages, which Hugo does not render);
 - every gold section is a breadcrumb of one of the gold pages (page title, then the
   heading path, joined by " / "), computed by the small heading scanner below;
 - every gold page holds at least one gold section;
@@ -31,7 +33,10 @@ book's section pages that open with "## Name") the page's first heading. Heading
 closed by a fence of the same character at least as long), inside an HTML comment block
 ("<!--" at the start of a line up to the line holding "-->") and inside the front matter
 are not headings; on the MyST site (myst-parser) neither are those inside a `:::{directive}`
-colon fence (MyST makes them rubrics). Heading text is cleaned: trailing closing #'s and attribute/anchor suffixes
+colon fence (MyST makes them rubrics); on the Hugo site (hugo-docs) the title is always
+the front matter "title:" (Hugo renders it as the H1; the Markdown has none) and lines inside
+a {{< code-toggle >}} / {{< highlight >}} shortcode block are not headings. Heading text is
+cleaned: trailing closing #'s and attribute/anchor suffixes
 ("{#id}", "{ #id }", "{#id .class}") are stripped, code spans keep their text without the
 backticks, links and images keep their text, HTML/JSX tags are removed, emphasis markers
 (** __ * _) are removed, backslash escapes and HTML entities are resolved, and runs of
@@ -49,7 +54,7 @@ from collections import Counter
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SITES = ("redux", "vitepress", "rust-book", "myst-parser")
+SITES = ("redux", "vitepress", "rust-book", "myst-parser", "hugo-docs")
 REQUIRED = ("id", "lang", "question", "gold_paths", "gold_sections", "hops", "kind",
             "split", "style")
 KINDS = {"howto", "api", "concept", "troubleshoot", "config", "keyword"}
@@ -60,6 +65,7 @@ ID_RE = {
     "vitepress": re.compile(r"vp-(en|zh)-(\d{3,})"),
     "rust-book": re.compile(r"rust-book-(\d{3,})"),
     "myst-parser": re.compile(r"myst-(\d{3,})"),
+    "hugo-docs": re.compile(r"hugo-(\d{3,})"),
 }
 # Published content per site and language.
 PREFIXES = {
@@ -68,14 +74,28 @@ PREFIXES = {
     ("vitepress", "zh"): ("docs/zh/",),
     ("rust-book", "en"): ("src/",),
     ("myst-parser", "en"): ("docs/",),
+    ("hugo-docs", "en"): ("content/en/",),
 }
+# Never published: headless snippets that other pages include, and the glossary's term pages
+# (the glossary's cascade sets build.render never; only its _index.md is a page).
+EXCLUDED = {
+    "hugo-docs": ("content/en/_common/", "content/en/quick-reference/glossary/"),
+}
+EXCLUDED_OK = {"content/en/quick-reference/glossary/_index.md"}
 MYST_SITES = {"myst-parser"}  # Sphinx + MyST: headings inside `:::{directive}` blocks are rubrics
-SITE_LANGS = {"redux": {"en"}, "vitepress": {"en", "zh"}, "rust-book": {"en"}, "myst-parser": {"en"}}
+# Hugo: the page title is always the front matter "title" (the Markdown has no H1), and the
+# body of a {{< code-toggle >}} / {{< highlight >}} shortcode is code (YAML "# comments"
+# there are no headings).
+HUGO_SITES = {"hugo-docs"}
+SITE_LANGS = {"redux": {"en"}, "vitepress": {"en", "zh"}, "rust-book": {"en"}, "myst-parser": {"en"},
+              "hugo-docs": {"en"}}
 
 # ---------------------------------------------------------------------------
 # Heading scanner
 
 FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+CODE_SC_RE = re.compile(r"^\s*\{\{[<%]-?\s*(code-toggle|highlight)\b.*?(/)?\s*-?[>%]\}\}\s*$")
+CODE_SC_END = r"^\s*\{{\{{[<%]-?\s*/\s*{}\s*-?[>%]\}}\}}\s*$"
 COLON_RE = re.compile(r"^ {0,3}(:{3,})(\{[\w:.-]+\}.*)?\s*$")  # MyST `:::{note}` ... `:::`
 ATX_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
 ATTR_RE = re.compile(r"\s*\{\s*#[^{}]*\}\s*$")
@@ -132,17 +152,30 @@ def front_matter(lines: list[str]) -> tuple[dict, int]:
     return {}, 0  # unterminated: not front matter
 
 
-def headings(text: str, myst: bool = False) -> tuple[dict, list[tuple[int, str, int]]]:
+def headings(text: str, myst: bool = False,
+             hugo: bool = False) -> tuple[dict, list[tuple[int, str, int]]]:
     """(front matter, [(level, cleaned text, 1-based line)]) outside code fences (and, `myst`,
-    outside MyST colon-fence directives: MyST turns a heading inside one into a rubric)."""
+    outside MyST colon-fence directives: MyST turns a heading inside one into a rubric; and,
+    `hugo`, outside {{< code-toggle >}} / {{< highlight >}} shortcode blocks)."""
     lines = text.splitlines()
     meta, start = front_matter(lines)
     out: list[tuple[int, str, int]] = []
     fence: tuple[str, int] | None = None
     comment = False
     colons: list[int] = []  # the open `:::{name}` directives' marker lengths
+    shortcode: re.Pattern | None = None  # the open code shortcode's closing tag
     for i in range(start, len(lines)):
         line = lines[i]
+        if shortcode is not None:
+            if shortcode.match(line):
+                shortcode = None
+            continue
+        if hugo and fence is None:
+            sm = CODE_SC_RE.match(line)
+            if sm:
+                if not sm.group(2):  # not self-closing ({{< code-toggle config=x />}})
+                    shortcode = re.compile(CODE_SC_END.format(re.escape(sm.group(1))))
+                continue
         if comment:  # inside an HTML comment block: no headings until "-->"
             comment = "-->" not in line
             continue
@@ -170,17 +203,20 @@ def headings(text: str, myst: bool = False) -> tuple[dict, list[tuple[int, str, 
     return meta, out
 
 
-def page_breadcrumbs(path: Path, myst: bool = False) -> list[str]:
+def page_breadcrumbs(path: Path, myst: bool = False, hugo: bool = False) -> list[str]:
     """All breadcrumbs of a page: the title, then one per heading (in page order).
 
-    Title: the first H1; else the front matter "title:"; else (mdBook pages such as the
+    Title: the first H1; else the front matter "title:" (on a Hugo site, `hugo`, always the
+    front matter "title:": Hugo renders it as the page's H1); else (mdBook pages such as the
     Rust book's, which start with "## Section name" and have no front matter) the page's
     first heading, which then acts as the root, and later headings at its level or above
     become its children.
     """
-    meta, hs = headings(path.read_text(encoding="utf-8"), myst)
-    root = next((i for i, h in enumerate(hs) if h[0] == 1), None)
-    if root is not None:
+    meta, hs = headings(path.read_text(encoding="utf-8"), myst, hugo)
+    root = None if hugo else next((i for i, h in enumerate(hs) if h[0] == 1), None)
+    if hugo and clean_heading(meta.get("title", "")):
+        title = clean_heading(meta["title"])
+    elif root is not None:
         title = hs[root][1]
     elif clean_heading(meta.get("title", "")):
         title = clean_heading(meta["title"])
@@ -271,12 +307,15 @@ def check_site(site: str, qfile: Path, root: Path, cache: dict) -> tuple[list[di
         for p in q["gold_paths"]:
             if not p.startswith(prefixes) or not p.endswith((".md", ".mdx")):
                 errors.append(f"{where}: gold page {p} is outside {prefixes}")
+            if p.startswith(EXCLUDED.get(site, ())) and p not in EXCLUDED_OK:
+                errors.append(f"{where}: gold page {p} is never rendered as a page")
             f = root / site / p
             if not f.is_file():
                 errors.append(f"{where}: gold path does not exist: {p}")
                 continue
             if p not in cache:
-                cache[p] = set(page_breadcrumbs(f, myst=site in MYST_SITES))
+                cache[p] = set(page_breadcrumbs(f, myst=site in MYST_SITES,
+                                                hugo=site in HUGO_SITES))
             crumbs[p] = cache[p]
         for s in q["gold_sections"]:
             if crumbs and not any(s in c for c in crumbs.values()):
@@ -305,9 +344,10 @@ def composition(name: str, rows: list[dict]) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sites-root", type=Path, default=Path("/work/sites"),
-                    help="folder holding redux/, vitepress/, rust-book/, myst-parser/ (default /work/sites)")
+                    help="folder holding redux/, vitepress/, rust-book/, myst-parser/, hugo-docs/ "
+                         "(default /work/sites)")
     ap.add_argument("--site", action="append", choices=SITES,
-                    help="check only this site (repeatable); default all four")
+                    help="check only this site (repeatable); default all five")
     ap.add_argument("--questions-dir", type=Path, default=HERE,
                     help="folder holding <site>/questions.jsonl (default: this script's folder)")
     ap.add_argument("--sections", nargs=2, metavar=("SITE", "PATH"),
@@ -315,7 +355,8 @@ def main() -> int:
     args = ap.parse_args()
     if args.sections:
         site, rel = args.sections
-        for c in page_breadcrumbs(args.sites_root / site / rel, myst=site in MYST_SITES):
+        for c in page_breadcrumbs(args.sites_root / site / rel, myst=site in MYST_SITES,
+                                  hugo=site in HUGO_SITES):
             print(c)
         return 0
     errors: list[str] = []
