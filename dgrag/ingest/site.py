@@ -93,12 +93,13 @@ class Site:
         never`, its own or cascaded from a folder's `_index.md`: snippets other pages include)."""
         if self.generator != "hugo":
             return False
-        if _never_rendered(front, cascade=False):
-            return True
+        own = _render_of(front)
+        if own is not None:
+            return own in ("never", "false")
         part = self.part_of(path)
-        folder = posixpath.dirname(path)
+        folder = posixpath.dirname(path)  # a cascade reaches its own `_index.md` too, unless that says otherwise
         while part and folder and (folder == part.content or folder.startswith(part.content + "/")):
-            if _never_rendered(_front_of(root / folder / "_index.md"), cascade=True):
+            if _never_rendered(_front_of(root / folder / "_index.md")):
                 return True
             folder = posixpath.dirname(folder) if folder != part.content else ""
         return False
@@ -181,17 +182,21 @@ def _glob(pattern: str) -> re.Pattern:
     return re.compile(out.replace(r"\?", "[^/]") + "$")
 
 
-def _never_rendered(front: dict, cascade: bool) -> bool:
+def _render_of(front) -> str | None:
+    """A page's own `build.render` ("always", "never", ...; `headless: true` is "never"), or None."""
     if not isinstance(front, dict):
-        return False
-    if cascade:
-        front = front.get("cascade")
-        front = front[0] if isinstance(front, list) and front else front
-        if not isinstance(front, dict):
-            return False
-    build = front.get("_build") or front.get("build") or {}
-    return front.get("headless") is True or isinstance(build, dict) and str(build.get("render")).lower() in (
-        "never", "false")
+        return None
+    build = front.get("_build") or front.get("build")
+    if isinstance(build, dict) and "render" in build:
+        return str(build["render"]).lower()
+    return "never" if front.get("headless") is True else None
+
+
+def _never_rendered(front: dict) -> bool:
+    """Does a folder's `_index.md` cascade `build.render: never` to the pages below it?"""
+    cascaded = front.get("cascade") if isinstance(front, dict) else None
+    cascaded = cascaded[0] if isinstance(cascaded, list) and cascaded else cascaded
+    return isinstance(cascaded, dict) and _render_of(cascaded) in ("never", "false")
 
 
 def _front_of(file: Path) -> dict:
