@@ -74,8 +74,9 @@ class Includes:
     """Reads includes for the pages under `docs_root`, confined to `include_root`."""
 
     def __init__(self, docs_root: Path, include_root: Path, bases: list[str] | None = None,
-                 max_bytes: int = 2 * 1024 * 1024, myst: bool = False):
+                 max_bytes: int = 2 * 1024 * 1024, myst: bool = False, hugo: bool = False):
         self.myst = myst  # MyST's `{include}` directive is read too (a Sphinx site's pages)
+        self.hugo = hugo  # and Hugo's include shortcodes (a Hugo site's pages)
         self.docs_root = Path(os.path.realpath(docs_root))
         self.root = Path(os.path.realpath(include_root))
         self.bases = bases or [""]  # folders (relative to the docs root) snippet paths start from
@@ -138,7 +139,7 @@ class Includes:
         """The page with its includes read in; line i of the result is line map[i] of the page."""
         report = IncludeReport()
         lines = text.split("\n")
-        if not _has_include(text) and not (self.myst and "{include}" in text):
+        if not _has_include(text) and not (self.myst and "{include}" in text) and not (self.hugo and "{{" in text):
             return text, list(range(len(lines))), report
         out: list[str] = []
         line_map: list[int] = []
@@ -177,14 +178,14 @@ class Includes:
             i += 1
 
     def _one_line(self, line: str, from_dir: str, report: IncludeReport, depth: int, in_fence: bool = False):
-        if depth >= MAX_DEPTH or not _has_include(line):
+        if depth >= MAX_DEPTH or not (_has_include(line) or self.hugo and "{{" in line):
             yield line
             return
         m = _SNIPPET.match(line)
         if m:  # the snippet takes the directive's indentation (inside a tab or a list)
             yield from (m.group(1) + s if s else s for _, s in self._snippet(m.group(3), from_dir, report, depth))
             return
-        m = None if in_fence else _HUGO.match(line)
+        m = _HUGO.match(line) if self.hugo and not in_fence else None
         if m:
             yield from self._hugo_include(m.group(1), m.group(3), m.group(4), from_dir, report, depth)
             return
@@ -325,7 +326,7 @@ def _without_front_matter(lines: list[str]) -> list[str]:
 
 
 def _has_include(text: str) -> bool:
-    return "readfile" in text or "include" in text and "{{" in text or "{{#" in text or "8<-" in text or "{*" in text or "{!" in text or "@include" in text or "<<<" in text
+    return "{{#" in text or "8<-" in text or "{*" in text or "{!" in text or "@include" in text or "<<<" in text
 
 
 def fence_for(text: str) -> str:
