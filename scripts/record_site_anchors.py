@@ -18,6 +18,7 @@ in document order, and the page URL is taken from what the generator writes
 """
 from __future__ import annotations
 
+import html
 import json
 import re
 import sys
@@ -269,8 +270,9 @@ def g_hugo(fixture: Path, build: Path):
         text = out.read_text(encoding="utf-8")
         src = re.search(r'<meta name="source" content="([^"]+)"', text)
         url = re.search(r'<link rel="canonical" href="([^"]+)"', text)
-        if src and url and src.group(1).startswith(str(STAGED)):
-            pages[src.group(1)[len(str(STAGED)) + 1:]] = (out, url.group(1))
+        source, url = html.unescape(src.group(1)) if src else "", html.unescape(url.group(1)) if url else ""
+        if source.startswith(str(STAGED)) and url:
+            pages[source[len(str(STAGED)) + 1:]] = (out, url)
 
     def container(tag, a):
         return tag == "main"

@@ -717,7 +717,7 @@ def test_a_hugo_sites_mounts_filename_languages_code_shortcodes_and_ref_links(tm
             hugo --minify
             {{< /highlight >}}
 
-            Then see [the setup]({{< ref "setup.md" >}}).
+            Then see [the setup]({{< ref "guide/setup.md" >}}).
             """,
         "pages/guide/Deploy It.fr.md": "---\ntitle: Déployer\n---\n\n## Construire\n\nLancez hugo.\n",
         "pages/guide/setup.md": "---\ntitle: Setup\n---\n\n## Steps\n\n{{% include \"/_common/steps.md\" %}}\n\n"
@@ -748,3 +748,23 @@ def test_a_hugo_sites_mounts_filename_languages_code_shortcodes_and_ref_links(tm
     assert urls["Deploy / Build"] == "https://h.example/guide/deploy-it/#build-step"
     assert urls["Déployer / Construire"] == "https://h.example/fr/guide/deploy-it/#construire"
     assert ("Setup",) in jumps
+
+
+def test_hugo_ugly_urls_and_a_config_toml_that_other_tools_write(tmp_path):
+    """`uglyURLs`: a section is `docs.html`, a bundle `docs/name.html` (the values Hugo 0.111.3
+    built for the same files); a `config.toml` with a theme and a content folder but none of
+    Hugo's own keys (Zola's) is not Hugo, and never wins over another generator's config."""
+    root = _write(tmp_path / "ugly", {"hugo.toml": 'baseURL = "https://ex.org/"\nuglyURLs = true\n'})
+    site = detect_site(root)
+    routes = {p: site.page_url(p, {}) for p in ("content/docs/_index.md", "content/docs/Plain/index.md",
+                                                "content/docs/page.md", "content/_index.md")}
+    assert routes == {"content/docs/_index.md": "https://ex.org/docs.html",
+                      "content/docs/Plain/index.md": "https://ex.org/docs/plain.html",
+                      "content/docs/page.md": "https://ex.org/docs/page.html", "content/_index.md": "https://ex.org/"}
+    zola = _write(tmp_path / "zola", {"config.toml": 'base_url = "https://z.org"\ntheme = "after-dark"\n',
+                                      "content/a.md": "# A\n", "templates/x.html": ""})
+    assert detect_site(zola).generator == "plain"
+    both = _write(tmp_path / "both", {"mkdocs.yml": "site_name: x\n", "docs/index.md": "# Home\n",
+                                      "config.yaml": "baseURL: https://h.org/\ntheme: dark\n",
+                                      "content/a.md": "# A\n", "content/b.md": "# B\n", "content/c.md": "# C\n"})
+    assert detect_site(both).generator == "mkdocs"

@@ -353,7 +353,9 @@ class _PageParser:
 
     def _links_of(self, tok) -> None:
         for child in tok.children or []:
-            if child.type == "link_open":
+            if child.type == "link_open" and (child.meta or {}).get("ref"):
+                self._ref(child.attrGet("href") or "", self.chunk)
+            elif child.type == "link_open":
                 self._link(child.attrGet("href") or "", self.chunk)
             elif child.type == "html_inline":
                 for m in _HREF.finditer(child.content):
@@ -404,6 +406,17 @@ class _PageParser:
         if not self.exists(rel):
             self.page.problems.append(f"broken link: {href} -> {rel}")
         self.page.links.append((chunk["id"], rel, parts.fragment))
+
+    def _ref(self, href: str, chunk: dict | None) -> None:
+        """Hugo's ref / relref: a page from this page's folder, else from the content folder
+        (`site_root`), else a route of the site (`ref "install"`)."""
+        path, _, frag = href.partition("#")
+        for cand in ([path] if not path.startswith("/") else []) + ["/" + path.lstrip("/")]:
+            rel = self._resolve(cand)
+            if chunk is not None and rel and self.exists(rel):
+                self.page.links.append((chunk["id"], rel, frag))
+                return
+        self._link(href, chunk)
 
     def _image(self, src: str, alt: str, chunk: dict, line: int) -> None:
         if "{{" in src or "{%" in src:  # a template's placeholder (mkdocs macros' `{{ sponsor.img }}`): no file yet

@@ -14,9 +14,9 @@ import re
 
 TEMPLATE_TAG = re.compile(r"^\s*(?:\{%-?\s*(end)?(\w+)\b([^%]*)%\}|\{\{[<%]\s*(/)?\s*([\w/.-]+)([^<>%]*)[>%]\}\})\s*$")
 _SHORTCODE_OPEN = re.compile(r"^\{\{[<%]\s*[\w/.-]+(?:\s[^<>%]*)?$")  # one whose arguments go on below
-_SHORTCODE = r"\{\{([<%])\s*(/)?\s*([\w/.-]+)((?:[^<>%]|<(?!\s*/?\s*[\w-]))*?)\s*[>%]\}\}"
-_SHORTCODE_INLINE = re.compile(_SHORTCODE)
-_SHORTCODE_LINK = re.compile(r"\[([^\]]*)\]\(\s*\{\{[<%]\s*(?:rel)?ref\s+\"?([^\"\s<>%]+)\"?\s*[>%]\}\}\s*\)")
+_SHORTCODE_HEAD = re.compile(r"\s*(/)?\s*([\w/.-]+)")  # a shortcode's name, after `{{<` / `{{%`
+_REF = re.compile(r"""["']?([^"'\s]+)["']?$""")  # a ref / relref's argument: the page
+MAX_SHORTCODE = 2000  # characters between a shortcode's `{{<` and its `>}}`, at most
 _CODE_SHORTCODE = re.compile(r"^\{\{<\s*(highlight|code-toggle|code)\b([^<>]*)>\}\}\s*$")
 
 
@@ -112,28 +112,48 @@ def code_shortcode(state, start: int, end: int, silent: bool) -> bool:
     return True
 
 
+def shortcode_at(src: str, pos: int) -> tuple[int, str, str, str] | None:
+    """The shortcode starting at `pos`: (its end, "/" if closing, its name, its arguments), or
+    None. Found with `str.find`, not a pattern: a line of `{{<` and spaces costs one scan."""
+    opener = src[pos:pos + 3]
+    if opener not in ("{{<", "{{%"):
+        return None
+    end = src.find(">}}" if opener == "{{<" else "%}}", pos + 3, pos + 3 + MAX_SHORTCODE)
+    head = _SHORTCODE_HEAD.match(src, pos + 3, end) if end >= 0 else None
+    if head is None:
+        return None
+    return end + 3, head.group(1) or "", head.group(2), src[head.end():end].strip()
+
+
 def shortcode_inline(state, silent: bool) -> bool:
-    """Hugo: a link to `{{< ref "page" >}}` is a link to the page; any other shortcode in a
-    paragraph a `shortcode` token (what it shows: its title or label argument, else nothing)."""
+    """Hugo: a link to `{{< ref "page" >}}` is a link to the page (its token's meta `ref`); any
+    other shortcode in a paragraph a `shortcode` token (what it shows: its title or label)."""
     src, pos = state.src, state.pos
     if src.startswith("[", pos):
-        m = _SHORTCODE_LINK.match(src, pos)
-        if not m:
+        if "refs" not in state.env:  # once a paragraph: a page without `]({{` pays no scan per `[`
+            state.env["refs"] = "]({{" in src
+        close = src.find("]", pos, pos + MAX_SHORTCODE) if state.env["refs"] else -1
+        if close < 0 or not src.startswith("({{", close + 1):
+            return False
+        sc = shortcode_at(src, close + 2)
+        ref = _REF.match(sc[3]) if sc and sc[2] in ("ref", "relref") else None
+        tail = src.find(")", sc[0]) if sc else -1
+        if not ref or tail < 0 or src[sc[0]:tail].strip():
             return False
         if not silent:
-            state.push("link_open", "a", 1).attrSet("href", m.group(2))
-            state.push("text", "", 0).content = m.group(1)
+            tok = state.push("link_open", "a", 1)
+            tok.attrSet("href", ref.group(1))
+            tok.meta = {"ref": True}
+            state.push("text", "", 0).content = src[pos + 1:close]
             state.push("link_close", "a", -1)
-        state.pos = m.end()
+        state.pos = tail + 1
         return True
-    if not src.startswith("{{", pos):
-        return False
-    m = _SHORTCODE_INLINE.match(src, pos)
-    if not m:
+    sc = shortcode_at(src, pos)
+    if sc is None:
         return False
     if not silent:
         tok = state.push("shortcode", "", 0)
-        _, tok.content, _ = template_label((None, None, None, m.group(2), m.group(3), m.group(4)))
-        tok.markup = m.group(0)
-    state.pos = m.end()
+        _, tok.content, _ = template_label((None, None, None, sc[1], sc[2], sc[3]))
+        tok.markup = src[pos:sc[0]]
+    state.pos = sc[0]
     return True

@@ -14,6 +14,7 @@ import os
 import posixpath
 import re
 import tomllib
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
@@ -77,9 +78,10 @@ class Site:
 
     def asset_root(self, path: str) -> str:
         """The folder a site-absolute path on the page (`/img/logo.png`) starts from, relative to
-        the docs root: mkdocs serves its docs_dir at the site's root; elsewhere the docs root."""
+        the docs root: mkdocs serves its docs_dir at the site's root, Hugo's `ref "/x.md"` starts
+        from the content folder; elsewhere the docs root."""
         part = self.part_of(path)
-        return part.content if part and self.generator == "mkdocs" else ""
+        return part.content if part and self.generator in ("mkdocs", "hugo") else ""
 
     def asset_url(self, path: str) -> str:
         """The URL `asset_root` is published at ("" where unknown or not mkdocs): an image the
@@ -90,17 +92,19 @@ class Site:
 
     def unrendered(self, root: Path, path: str, front: dict) -> bool:
         """Hugo: a page its site builds but never renders (a headless bundle, `build.render:
-        never`, its own or cascaded from a folder's `_index.md`: snippets other pages include)."""
+        never` or `link`, its own or cascaded from the nearest folder's `_index.md` that sets
+        it: snippets other pages include)."""
         if self.generator != "hugo":
             return False
-        own = _render_of(front)
+        own = _render_of(front, bundle=posixpath.basename(path).startswith("index."))
         if own is not None:
-            return own in ("never", "false")
+            return own in _NOT_RENDERED
         part = self.part_of(path)
-        folder = posixpath.dirname(path)  # a cascade reaches its own `_index.md` too, unless that says otherwise
+        folder = posixpath.dirname(path)  # a cascade reaches its own `_index.md` too
         while part and folder and (folder == part.content or folder.startswith(part.content + "/")):
-            if _never_rendered(_front_of(root / folder / "_index.md")):
-                return True
+            cascaded = _cascaded_render(_front_of(root / folder / "_index.md"))
+            if cascaded is not None:  # the nearest cascade wins
+                return cascaded in _NOT_RENDERED
             folder = posixpath.dirname(folder) if folder != part.content else ""
         return False
 
@@ -125,7 +129,9 @@ class Site:
             return None
         part = self.part_of(path)
         base = part.suffix_langs.get(_suffix_lang(part, path)) or part.url_base or ""
-        route = quote(route, safe="/%")  # a page named 指南.md is at /zh/%E6%8C%87%E5%8D%97/
+        if self.generator == "hugo" and str((front or {}).get("url") or "").strip().startswith("/"):
+            base = part.root_url or base  # Hugo: `url: /x/` is from the site's base, in every language
+        route = quote(route, safe="/%+@" if self.generator == "hugo" else "/%")  # 指南.md: %E6%8C%87%E5%8D%97
         if base.startswith("/") or base.startswith("http"):
             return base.rstrip("/") + "/" + route if base.rstrip("/") else "/" + route
         return "/" + route
@@ -182,21 +188,30 @@ def _glob(pattern: str) -> re.Pattern:
     return re.compile(out.replace(r"\?", "[^/]") + "$")
 
 
-def _render_of(front) -> str | None:
-    """A page's own `build.render` ("always", "never", ...; `headless: true` is "never"), or None."""
+_NOT_RENDERED = ("never", "false", "link")
+
+
+def _render_of(front, bundle: bool = False) -> str | None:
+    """A page's own `build.render` ("always", "never", "link"; a bundle's `headless: true` is
+    "never"), or None where it sets none."""
     if not isinstance(front, dict):
         return None
     build = front.get("_build") or front.get("build")
     if isinstance(build, dict) and "render" in build:
         return str(build["render"]).lower()
-    return "never" if front.get("headless") is True else None
+    return "never" if bundle and front.get("headless") is True else None
 
 
-def _never_rendered(front: dict) -> bool:
-    """Does a folder's `_index.md` cascade `build.render: never` to the pages below it?"""
+def _cascaded_render(front: dict) -> str | None:
+    """The `build.render` a folder's `_index.md` cascades to every page below it (an entry
+    aimed at some pages only, by `target`, is not read: those pages stay), or None."""
     cascaded = front.get("cascade") if isinstance(front, dict) else None
-    cascaded = cascaded[0] if isinstance(cascaded, list) and cascaded else cascaded
-    return isinstance(cascaded, dict) and _render_of(cascaded) in ("never", "false")
+    for entry in cascaded if isinstance(cascaded, list) else [cascaded]:
+        if isinstance(entry, dict) and not (entry.get("target") or entry.get("_target")):
+            render = _render_of(entry)
+            if render is not None:
+                return render
+    return None
 
 
 def _front_of(file: Path) -> dict:
@@ -227,8 +242,9 @@ def _suffix_lang(part: SitePart, path: str) -> str:
 
 
 def _hugo_route(part: SitePart, rel: str, front: dict) -> str:
-    """A Hugo page's path: `_index.md` and a bundle's `index.md` are their folder's, `url` in the
-    front matter replaces the path, `slug` the last segment; lower-cased, spaces as "-"."""
+    """A Hugo page's path: `_index.md` is its folder's (a section), a bundle's `index.md` its
+    folder's too (the folder names the page: `slug` replaces it), `url` in the front matter
+    replaces the path; each path made a URL as Hugo makes it (`hugo_path`), lower-cased."""
     folder, name = posixpath.split(posixpath.splitext(rel)[0])
     code = _suffix_lang(part, rel)
     name = name[:-len(code) - 1] if code else name
@@ -236,13 +252,34 @@ def _hugo_route(part: SitePart, rel: str, front: dict) -> str:
     if url:
         route = url.strip("/")
         return route + ("/" if route and not posixpath.splitext(route)[1] else "")
-    if name in ("_index", "index"):
-        route = folder + "/" if folder else ""
+    if name == "index" and folder:
+        folder, name = posixpath.split(folder)
+    if name in ("_index", "index"):  # a section, or the home page
+        route = folder + (".html" if part.url_style == "html" else "/") if folder else ""
     else:
-        route = posixpath.join(folder, slug or name)
-        route += ".html" if part.url_style == "html" else "/"
-    route = route.replace(" ", "-")
+        route = posixpath.join(folder, slug or name) + (".html" if part.url_style == "html" else "/")
+    route = hugo_path(route)
     return route.lower() if part.lower_paths else route
+
+
+def hugo_path(s: str) -> str:
+    """Hugo's UnicodeSanitize: letters, digits, marks and `./\\_#+~-@` kept (a `%` with two hex
+    digits too), a run of spaces one "-" (none beside a "-"), anything else dropped."""
+    out: list[str] = []
+    hyphen_due, was_hyphen = False, False
+    for i, ch in enumerate(s):
+        cat = unicodedata.category(ch)
+        ok = ch in "./\\_#+~-@" or cat[0] in "LM" or cat == "Nd" or \
+            (ch == "%" and re.fullmatch(r"[0-9A-Fa-f]{2}", s[i + 1:i + 3]) is not None)
+        if ok:
+            was_hyphen = ch == "-"
+            if hyphen_due and not was_hyphen:
+                out.append("-")
+            hyphen_due = False
+            out.append(ch)
+        elif out and not was_hyphen and ch.isspace():
+            hyphen_due = True
+    return "".join(out)
 
 
 def _route(generator: str, part: SitePart, path: str, front: dict) -> str:
@@ -325,8 +362,10 @@ def _is_hugo(path: Path) -> bool:
         data = hugo_data(path)
     except _CONFIG_ERRORS:
         return False
-    hugo_keys = {"baseurl", "contentdir", "theme", "module", "languagecode", "defaultcontentlanguage"}
-    return bool(hugo_keys & set(data)) and (site / str(data.get("contentdir") or "content")).is_dir()
+    content = data.get("contentdir") if isinstance(data.get("contentdir"), str) else "content"
+    own_keys = {"baseurl", "languagecode", "contentdir", "defaultcontentlanguage"} & set(data)
+    marks = {"theme", "module"} & set(data) or any((site / d).is_dir() for d in ("layouts", "archetypes", "themes"))
+    return bool(own_keys) and bool(marks) and (site / content).is_dir()
 
 
 def _page_count(root: Path, parts: list[SitePart]) -> int:
@@ -353,18 +392,20 @@ def detect_site(root: Path, generator: str = "", site_url: str = "") -> Site:
         return Site(notes=["no site generator config found: plain Markdown, every page"])
     readers = {g: r for g, _, r in READERS}
     best: Site | None = None
+    read_notes: list[str] = []
     for gen, folder, path in configs:
         notes: list[str] = []
         try:
             parts = readers[gen](root, folder, path, notes)
         except _CONFIG_ERRORS as exc:
-            notes.append(f"{gen}: {posixpath.join(folder, path.name)} not read: {exc}")
+            read_notes.append(f"{gen}: {posixpath.join(folder, path.name)} not read: {exc}")
             continue
         site = Site(gen, posixpath.join(folder, path.name), parts, notes)
-        if best is None or _page_count(root, parts) > _page_count(root, best.parts):
+        if best is None or _ranks_above(root, site, best):
             best = site
     if best is None:
-        return Site(notes=[f"config found but not read ({configs[0][2]}): plain Markdown"])
+        return Site(notes=read_notes + ["no config could be read: plain Markdown, every page"])
+    best.notes += read_notes
     best = _inherited(root, best, configs, readers)
     used = _variants(root, best, configs, readers)
     if site_url:
@@ -374,6 +415,15 @@ def detect_site(root: Path, generator: str = "", site_url: str = "") -> Site:
     if others:
         best.notes.append(f"other configs not used: {', '.join(others[:5])}")
     return best
+
+
+def _ranks_above(root: Path, site: Site, best: Site) -> bool:
+    """More pages wins; but a Hugo site known by a `config.*` (a name other tools use too) never
+    wins over another generator's own config."""
+    guessed = [s.generator == "hugo" and posixpath.basename(s.config).startswith("config.") for s in (site, best)]
+    if guessed[0] != guessed[1] and site.generator != best.generator:
+        return guessed[1]
+    return _page_count(root, site.parts) > _page_count(root, best.parts)
 
 
 def _inherit_target(path: Path) -> Path | None:

@@ -38,6 +38,7 @@ class SitePart:
     extensions: tuple[str, ...] = ()    # Sphinx: the MyST extensions conf.py enables (attrs_block, ...)
     lower_paths: bool = False           # Hugo: URL paths lower-cased (unless disablePathToLower)
     suffix_langs: dict[str, str] = field(default_factory=dict)  # Hugo: "page.fr.md" -> fr's URL base
+    root_url: str = ""                  # Hugo: the site's own base, where `url: /x/` starts in every language
 
 
 def language_of_locale(code: str) -> str:
@@ -302,7 +303,8 @@ def read_starlight(root: Path, folder: str, config: Path, notes: list[str]) -> l
 
 
 # ---- Hugo ----------------------------------------------------------------------------------------
-HUGO_NAMES = ("hugo.toml", "hugo.yaml", "hugo.yml", "hugo.json", "config.toml", "config.yaml", "config.yml")
+HUGO_NAMES = ("hugo.toml", "hugo.yaml", "hugo.yml", "hugo.json", "config.toml", "config.yaml", "config.yml",
+              "config.json")  # in the order Hugo looks for them
 
 
 def hugo_data(config: Path) -> dict:
@@ -339,6 +341,17 @@ def _lower_keys(d) -> dict:
     return {str(k).lower(): v for k, v in d.items()} if isinstance(d, dict) else {}
 
 
+def _text(data: dict, key: str, default: str, notes: list[str]) -> str:
+    """A setting that must be a string: another type is said and its default taken."""
+    value = data.get(key)
+    if value is None or value == "":
+        return default
+    if not isinstance(value, str):
+        notes.append(f"hugo: {key} is not a string ({value!r:.40}): {default!r} taken")
+        return default
+    return value
+
+
 def _content_mounts(data: dict, folder: str, default: str) -> list[tuple[str, str]]:
     """(source folder, language) of each module mount whose target is the content."""
     out = []
@@ -364,26 +377,27 @@ def read_hugo(root: Path, folder: str, config: Path, notes: list[str]) -> list[S
     lower = not data.get("disablepathtolower", False)
     goldmark = _lower_keys(_lower_keys(_lower_keys(data.get("markup")).get("goldmark")).get("parser"))
     id_type = str(goldmark.get("autoheadingidtype") or "github")
-    default = str(data.get("defaultcontentlanguage") or "en").lower()
-    in_subdir = bool(data.get("defaultcontentlanguageinsubdir"))
-    content = _join(folder, str(data.get("contentdir") or "content"))
+    default = _text(data, "defaultcontentlanguage", "en", notes).lower()
+    in_subdir = data.get("defaultcontentlanguageinsubdir") is True
+    content = _join(folder, _text(data, "contentdir", "content", notes))
 
     def url_of(lang: str) -> str:
         return base + lang + "/" if base and (lang != default or in_subdir) else base
 
     mounts = _content_mounts(data, folder, default)  # [[module.mounts]] replace contentDir
-    parts = [SitePart(src, url_of(code), language_of_locale(code), style, "goldmark", lower_paths=lower)
+    parts = [SitePart(src, url_of(code), language_of_locale(code), style, "goldmark", lower_paths=lower, root_url=base)
              for src, code in mounts or [(content, default)]]
     mounted = {code for _, code in mounts}
     for code, conf in _lower_keys(data.get("languages")).items():
         conf, code = _lower_keys(conf), code.lower()
-        own = _join(folder, str(conf["contentdir"])) if conf.get("contentdir") else ""
-        if conf.get("disabled") or code in mounted:
+        own = _join(folder, _text(conf, "contentdir", "", notes)) if conf.get("contentdir") else ""
+        if conf.get("disabled") is True or code in mounted:
             continue
         if code == default:
             parts[0].content = own or parts[0].content
         elif own and own != parts[0].content:
-            parts.append(SitePart(own, url_of(code), language_of_locale(code), style, "goldmark", lower_paths=lower))
+            parts.append(SitePart(own, url_of(code), language_of_locale(code), style, "goldmark", lower_paths=lower,
+                                  root_url=base))
         else:  # a translation named page.fr.md beside page.md
             for p in parts:
                 p.suffix_langs[code] = url_of(code)
