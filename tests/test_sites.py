@@ -754,8 +754,10 @@ def test_hugo_ugly_urls_and_a_config_toml_that_other_tools_write(tmp_path):
     """`uglyURLs`: a section is `docs.html`, a bundle `docs/name.html` (the values Hugo 0.111.3
     built for the same files); a `config.toml` with a theme and a content folder but none of
     Hugo's own keys (Zola's) is not Hugo, and never wins over another generator's config."""
-    root = _write(tmp_path / "ugly", {"hugo.toml": 'baseURL = "https://ex.org/"\nuglyURLs = true\n'})
+    root = _write(tmp_path / "ugly", {"hugo.toml": 'baseURL = "https://ex.org/"\nuglyURLs = true\n'
+                                                  '[permalinks]\nblog = "/:section/:year/:slug/"\n'})
     site = detect_site(root)
+    assert any("[permalinks] not applied (blog)" in n for n in site.notes)  # said, not guessed
     routes = {p: site.page_url(p, {}) for p in ("content/docs/_index.md", "content/docs/Plain/index.md",
                                                 "content/docs/page.md", "content/_index.md")}
     assert routes == {"content/docs/_index.md": "https://ex.org/docs.html",

@@ -403,6 +403,8 @@ def read_hugo(root: Path, folder: str, config: Path, notes: list[str]) -> list[S
                 p.suffix_langs[code] = url_of(code)
     if id_type != "github":
         notes.append(f"hugo: autoHeadingIDType {id_type} read as github")
+    if data.get("permalinks"):  # `/:section/:year/:slug/` patterns: those pages' URLs are their paths'
+        notes.append(f"hugo: [permalinks] not applied ({', '.join(map(str, _lower_keys(data['permalinks'])))[:80]})")
     notes.append(f"hugo: {posixpath.join(folder, config.name)} (content {', '.join(p.content for p in parts)}"
                  f"{', mounted' if mounts else ''}; {len(parts) - 1 + len(parts[0].suffix_langs)} more languages)")
     return parts
