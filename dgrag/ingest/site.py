@@ -328,12 +328,12 @@ def _find_configs(root: Path, max_depth: int = 3) -> list[tuple[str, str, Path]]
                 gen = "vitepress"
             if gen and _is_config(gen, Path(dirpath) / f):
                 found.append((depth, gen, rel, Path(dirpath) / f))
-    # Hugo reads one config per folder, hugo.* before config.*
-    order = {n: i for i, n in enumerate(HUGO_NAMES)}
-    first = {}
+    # Hugo reads one config per folder: the first of HUGO_NAMES there
+    hugo: dict[str, list[Path]] = {}
     for _, g, r, p in found:
-        if g == "hugo" and order[p.name] < order.get(first.get(r, p).name, 99) or g == "hugo" and r not in first:
-            first[r] = p
+        if g == "hugo":
+            hugo.setdefault(r, []).append(p)
+    first = {r: min(ps, key=lambda p: HUGO_NAMES.index(p.name)) for r, ps in hugo.items()}
     found = [f for f in found if f[1] != "hugo" or first[f[2]] == f[3]]
     return [(g, r, p) for _, g, r, p in sorted(found, key=lambda t: (t[0], t[2]))]
 
@@ -354,7 +354,8 @@ def _is_config(generator: str, path: Path) -> bool:
 
 
 def _is_hugo(path: Path) -> bool:
-    """hugo.* is Hugo's; a config.toml / .yaml only with a key of Hugo's and a content folder."""
+    """hugo.* is Hugo's; a config.* (a name other tools use) only with one of Hugo's own keys
+    (`baseURL`, ...), a theme, a module or a `layouts/` folder, and a content folder."""
     if path.name.startswith("hugo."):
         return True
     site = path.parent.parent.parent if path.parent.name == "_default" else path.parent
