@@ -16,17 +16,14 @@ from __future__ import annotations
 import html
 import posixpath
 import re
-import tomllib
 from urllib.parse import unquote, urlsplit
-
-import yaml
 
 from .context import around as _around
 from .dialects import (ADMONITIONS, CODE_DIRECTIVES, IMAGE_DIRECTIVES, container_label, directive_of, fence_language,
                        inline_text, is_fence_attrs, parser)
 from .includes import EXT_LANG
 from .shortcodes import template_label
-from .page import ImageRef, ParsedPage, content_hash, detect_language, node_id
+from .page import ImageRef, ParsedPage, content_hash, detect_language, load_front, node_id
 from .slugs import Slugger
 
 _IMG_SRC = re.compile(r"""<img\b[^>]*?\bsrc\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.I | re.S)
@@ -139,13 +136,11 @@ class _PageParser:
         """Front matter, and the breadcrumb's root for a page without an H1."""
         for tok in tokens:
             if tok.type == "front_matter":
-                kind = "TOML" if tok.markup == "+++" else "YAML"
                 try:
-                    front = tomllib.loads(tok.content) if kind == "TOML" else yaml.safe_load(tok.content)
-                except (yaml.YAMLError, tomllib.TOMLDecodeError) as exc:
-                    self.page.problems.append(f"front matter is not {kind}: {str(exc).splitlines()[0]}")
-                    front = None
-                self.page.front = front if isinstance(front, dict) else {}
+                    self.page.front = load_front(tok.markup, tok.content)
+                except ValueError as exc:
+                    self.page.problems.append(str(exc))
+                    self.page.front = {}
                 self._count("front matter")
                 self.hidden.update(range(*tok.map) if tok.map else ())
                 break

@@ -4,11 +4,25 @@ from __future__ import annotations
 
 import hashlib
 import re
+import tomllib
 from dataclasses import dataclass, field
+
+import yaml
 
 from ..kernels.tokens import IDEOGRAPH
 
 _LATIN = re.compile(r"[A-Za-z]")
+
+
+def load_front(mark: str, text: str) -> dict:
+    """Front matter's data: TOML between `+++` lines (Hugo), else YAML; {} for anything but a
+    mapping. ValueError (with the format's name) where it is not that format."""
+    try:
+        data = tomllib.loads(text) if mark == "+++" else yaml.safe_load(text)
+    except (yaml.YAMLError, tomllib.TOMLDecodeError) as exc:
+        raise ValueError(f"front matter is not {'TOML' if mark == '+++' else 'YAML'}: {str(exc).splitlines()[0]}") \
+            from None
+    return data if isinstance(data, dict) else {}
 
 
 @dataclass

@@ -13,24 +13,20 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-import tomllib
-import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
-import yaml
 
 from ..errors import ConfigError
-from .site_configs import HUGO_NAMES, READERS, SitePart, hugo_data, language_of_locale, mkdocs_own
+from .hugo import hugo_route, is_hugo_config, suffix_lang, unrendered
+from .site_configs import CONFIG_ERRORS, HUGO_NAMES, READERS, SitePart, language_of_locale, mkdocs_own
 
 GENERATORS = ("plain",) + tuple(g for g, _, _ in READERS)
 PAGE_EXTS = (".md", ".mdx", ".markdown")
 _SKIP_DIRS = {"node_modules", "site", "build", "_build", "book", "dist", "target", "venv", "__pycache__"}
 _LANG_FOLDER = re.compile(r"[a-z]{2,3}(?:[-_][a-z]{2,4})?")  # "es", "pt", "zh-hant": a language's folder
 _NUMBER_PREFIX = re.compile(r"^\d+[-_.]\s*(?!\d)")  # "01-intro" -> "intro"; a date or a version stays
-# what reading a config may raise (toml's errors are ValueErrors; yaml's are its own)
-_CONFIG_ERRORS = (OSError, ValueError, KeyError, TypeError, AttributeError, yaml.YAMLError)
 
 
 @dataclass
@@ -72,8 +68,8 @@ class Site:
 
     def language_of(self, path: str) -> str:
         part = self.part_of(path)
-        if part and _suffix_lang(part, path):
-            return language_of_locale(_suffix_lang(part, path))
+        if part and suffix_lang(part, path):
+            return language_of_locale(suffix_lang(part, path))
         return part.language if part else ""
 
     def asset_root(self, path: str) -> str:
@@ -91,22 +87,8 @@ class Site:
         return base if base.startswith(("http://", "https://")) else ""
 
     def unrendered(self, root: Path, path: str, front: dict) -> bool:
-        """Hugo: a page its site builds but never renders (a headless bundle, `build.render:
-        never` or `link`, its own or cascaded from the nearest folder's `_index.md` that sets
-        it: snippets other pages include)."""
-        if self.generator != "hugo":
-            return False
-        own = _render_of(front, bundle=posixpath.basename(path).startswith("index."))
-        if own is not None:
-            return own in _NOT_RENDERED
-        part = self.part_of(path)
-        folder = posixpath.dirname(path)  # a cascade reaches its own `_index.md` too
-        while part and folder and (folder == part.content or folder.startswith(part.content + "/")):
-            cascaded = _cascaded_render(_front_of(root / folder / "_index.md"))
-            if cascaded is not None:  # the nearest cascade wins
-                return cascaded in _NOT_RENDERED
-            folder = posixpath.dirname(folder) if folder != part.content else ""
-        return False
+        """Hugo: a page its site builds but never renders (`hugo.unrendered`)."""
+        return self.generator == "hugo" and unrendered(root, self.part_of(path), path, front)
 
     def nav_of(self, path: str) -> tuple[int, str] | None:
         for p in self.parts:
@@ -128,7 +110,7 @@ class Site:
         if route is None:
             return None
         part = self.part_of(path)
-        base = part.suffix_langs.get(_suffix_lang(part, path)) or part.url_base or ""
+        base = part.suffix_langs.get(suffix_lang(part, path)) or part.url_base or ""
         if self.generator == "hugo" and str((front or {}).get("url") or "").strip().startswith("/"):
             base = part.root_url or base  # Hugo: `url: /x/` is from the site's base, in every language
         route = quote(route, safe="/%+@" if self.generator == "hugo" else "/%")  # 指南.md: %E6%8C%87%E5%8D%97
@@ -188,104 +170,10 @@ def _glob(pattern: str) -> re.Pattern:
     return re.compile(out.replace(r"\?", "[^/]") + "$")
 
 
-_NOT_RENDERED = ("never", "false", "link")
-
-
-def _render_of(front, bundle: bool = False) -> str | None:
-    """A page's own `build.render` ("always", "never", "link"; a bundle's `headless: true` is
-    "never"), or None where it sets none."""
-    if not isinstance(front, dict):
-        return None
-    build = front.get("_build") or front.get("build")
-    if isinstance(build, dict) and "render" in build:
-        return str(build["render"]).lower()
-    return "never" if bundle and front.get("headless") is True else None
-
-
-def _cascaded_render(front: dict) -> str | None:
-    """The `build.render` a folder's `_index.md` cascades to every page below it (an entry
-    aimed at some pages only, by `target`, is not read: those pages stay), or None."""
-    cascaded = front.get("cascade") if isinstance(front, dict) else None
-    for entry in cascaded if isinstance(cascaded, list) else [cascaded]:
-        if isinstance(entry, dict) and not (entry.get("target") or entry.get("_target")):
-            render = _render_of(entry)
-            if render is not None:
-                return render
-    return None
-
-
-def _front_of(file: Path) -> dict:
-    """A page's front matter (YAML or TOML), read from its head; {} where it has none."""
-    try:
-        with open(file, encoding="utf-8", errors="replace") as f:
-            head = f.read(1 << 16)
-    except OSError:
-        return {}
-    mark = head[:3]
-    end = head.find("\n" + mark, 3) if mark in ("---", "+++") else -1
-    if end < 0:
-        return {}
-    try:
-        data = tomllib.loads(head[3:end]) if mark == "+++" else yaml.safe_load(head[3:end])
-    except (yaml.YAMLError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _suffix_lang(part: SitePart, path: str) -> str:
-    """Hugo: the language a file's name gives it ("install.fr.md" -> "fr"), or ""."""
-    if not part.suffix_langs:
-        return ""
-    stem = posixpath.splitext(posixpath.basename(path))[0]
-    code = stem.rsplit(".", 1)[1].lower() if "." in stem else ""
-    return code if code in part.suffix_langs else ""
-
-
-def _hugo_route(part: SitePart, rel: str, front: dict) -> str:
-    """A Hugo page's path: `_index.md` is its folder's (a section), a bundle's `index.md` its
-    folder's too (the folder names the page: `slug` replaces it), `url` in the front matter
-    replaces the path; each path made a URL as Hugo makes it (`hugo_path`), lower-cased."""
-    folder, name = posixpath.split(posixpath.splitext(rel)[0])
-    code = _suffix_lang(part, rel)
-    name = name[:-len(code) - 1] if code else name
-    url, slug = str(front.get("url") or "").strip(), str(front.get("slug") or "").strip()
-    if url:
-        route = url.strip("/")
-        return route + ("/" if route and not posixpath.splitext(route)[1] else "")
-    if name == "index" and folder:
-        folder, name = posixpath.split(folder)
-    if name in ("_index", "index"):  # a section, or the home page
-        route = folder + (".html" if part.url_style == "html" else "/") if folder else ""
-    else:
-        route = posixpath.join(folder, slug or name) + (".html" if part.url_style == "html" else "/")
-    route = hugo_path(route)
-    return route.lower() if part.lower_paths else route
-
-
-def hugo_path(s: str) -> str:
-    """Hugo's UnicodeSanitize: letters, digits, marks and `./\\_#+~-@` kept (a `%` with two hex
-    digits too), a run of spaces one "-" (none beside a "-"), anything else dropped."""
-    out: list[str] = []
-    hyphen_due, was_hyphen = False, False
-    for i, ch in enumerate(s):
-        cat = unicodedata.category(ch)
-        ok = ch in "./\\_#+~-@" or cat[0] in "LM" or cat == "Nd" or \
-            (ch == "%" and re.fullmatch(r"[0-9A-Fa-f]{2}", s[i + 1:i + 3]) is not None)
-        if ok:
-            was_hyphen = ch == "-"
-            if hyphen_due and not was_hyphen:
-                out.append("-")
-            hyphen_due = False
-            out.append(ch)
-        elif out and not was_hyphen and ch.isspace():
-            hyphen_due = True
-    return "".join(out)
-
-
 def _route(generator: str, part: SitePart, path: str, front: dict) -> str:
     rel = path[len(part.content) + 1:] if part.content else path
     if generator == "hugo":
-        return _hugo_route(part, rel, front)
+        return hugo_route(part, rel, front)
     for a, b in part.rewrites:
         if rel.startswith(a):
             rel = b + rel[len(a):]
@@ -342,7 +230,7 @@ def _is_config(generator: str, path: Path) -> bool:
     if not path.is_file():  # a folder, a fifo or a broken link named like a config
         return False
     if generator == "hugo":
-        return _is_hugo(path)
+        return is_hugo_config(path)
     if generator not in ("sphinx", "starlight"):
         return True
     try:
@@ -351,22 +239,6 @@ def _is_config(generator: str, path: Path) -> bool:
     except OSError:
         return False
     return ("extensions" in text or "html_theme" in text) if generator == "sphinx" else "starlight" in text
-
-
-def _is_hugo(path: Path) -> bool:
-    """hugo.* is Hugo's; a config.* (a name other tools use) only with one of Hugo's own keys
-    (`baseURL`, ...), a theme, a module or a `layouts/` folder, and a content folder."""
-    if path.name.startswith("hugo."):
-        return True
-    site = path.parent.parent.parent if path.parent.name == "_default" else path.parent
-    try:
-        data = hugo_data(path)
-    except _CONFIG_ERRORS:
-        return False
-    content = data.get("contentdir") if isinstance(data.get("contentdir"), str) else "content"
-    own_keys = {"baseurl", "languagecode", "contentdir", "defaultcontentlanguage"} & set(data)
-    marks = {"theme", "module"} & set(data) or any((site / d).is_dir() for d in ("layouts", "archetypes", "themes"))
-    return bool(own_keys) and bool(marks) and (site / content).is_dir()
 
 
 def _page_count(root: Path, parts: list[SitePart]) -> int:
@@ -398,7 +270,7 @@ def detect_site(root: Path, generator: str = "", site_url: str = "") -> Site:
         notes: list[str] = []
         try:
             parts = readers[gen](root, folder, path, notes)
-        except _CONFIG_ERRORS as exc:
+        except CONFIG_ERRORS as exc:
             read_notes.append(f"{gen}: {posixpath.join(folder, path.name)} not read: {exc}")
             continue
         site = Site(gen, posixpath.join(folder, path.name), parts, notes)
@@ -439,14 +311,14 @@ def _inherited(root: Path, best: Site, configs, readers) -> Site:
         return best
     try:
         target = _inherit_target(root / best.config)
-    except _CONFIG_ERRORS:
+    except CONFIG_ERRORS:
         return best
     for gen, folder, path in configs:
         if gen == "mkdocs" and target is not None and path.resolve() == target:
             notes: list[str] = []
             try:
                 return Site(gen, posixpath.join(folder, path.name), readers[gen](root, folder, path, notes), notes)
-            except _CONFIG_ERRORS as exc:
+            except CONFIG_ERRORS as exc:
                 best.notes.append(f"mkdocs: {posixpath.join(folder, path.name)} not read: {exc}")
     return best
 
@@ -472,7 +344,7 @@ def _variants(root: Path, site: Site, configs, readers) -> set[str]:
                 continue
             parts = readers[gen](root, folder, path, site.notes)
             own_url = bool(mkdocs_own(path).get("site_url"))
-        except _CONFIG_ERRORS as exc:
+        except CONFIG_ERRORS as exc:
             site.notes.append(f"{label} not read: {exc}")
             continue
         main_lang = site.parts[0].language if site.parts else ""

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import yaml
 
+# what reading a config may raise (toml's errors are ValueErrors; yaml's are its own)
+CONFIG_ERRORS = (OSError, ValueError, KeyError, TypeError, AttributeError, yaml.YAMLError)
 LOCALE_DIR = re.compile(r"^[a-z]{2}(?:[-_][A-Za-z]{2,4})?$")
 
 
