@@ -693,9 +693,9 @@ def test_a_fastapi_shaped_site_one_config_per_language_examples_outside_the_docs
 def test_a_hugo_sites_mounts_filename_languages_code_shortcodes_and_ref_links(tmp_path, hash_embedder):
     """Hugo read from its config: content mounted by [[module.mounts]], a translation named
     `page.fr.md` beside its page, a code shortcode as a code block of its language, a link to
-    `{{< ref >}}` a jump edge, `include` and `readfile` shortcodes read in place (a headless
-    snippet's text, without its front matter; a file as code); a `config.toml` without Hugo's
-    keys and content is not Hugo's."""
+    `{{< ref >}}` a jump edge, a block attribute line markup, `include` and `readfile` shortcodes
+    read in place (a snippet's text without its front matter; a file as code); a `config.toml`
+    without Hugo's keys and content is not Hugo's."""
     root = _write(tmp_path / "site", {
         "hugo.toml": """
             baseURL = "https://h.example/"
@@ -705,6 +705,8 @@ def test_a_hugo_sites_mounts_filename_languages_code_shortcodes_and_ref_links(tm
             [[module.mounts]]
               source = "pages"
               target = "content"
+            [markup.goldmark.parser.attribute]
+              block = true
             """,
         "pages/guide/Deploy It.md": """
             +++
@@ -718,6 +720,7 @@ def test_a_hugo_sites_mounts_filename_languages_code_shortcodes_and_ref_links(tm
             {{< /highlight >}}
 
             Then see [the setup]({{< ref "guide/setup.md" >}}).
+            {.lead #next}
             """,
         "pages/guide/Deploy It.fr.md": "---\ntitle: Déployer\n---\n\n## Construire\n\nLancez hugo.\n",
         "pages/guide/setup.md": "---\ntitle: Setup\n---\n\n## Steps\n\n{{% include \"/_common/steps.md\" %}}\n\n"
@@ -740,10 +743,12 @@ def test_a_hugo_sites_mounts_filename_languages_code_shortcodes_and_ref_links(tm
         jumps = st.con.execute("SELECT b.breadcrumb FROM edges e JOIN nodes b ON b.rowid=e.dst "
                                "WHERE e.type='jump'").fetchall()
         steps = st.con.execute("SELECT text FROM nodes WHERE breadcrumb='Setup / Steps'").fetchone()[0]
+        build = st.con.execute("SELECT prose FROM nodes WHERE breadcrumb='Deploy / Build'").fetchone()[0]
         pages = {r[0] for r in st.con.execute("SELECT source_path FROM nodes WHERE type='file'")}
     assert sorted((t, json.loads(m)["code_language"]) for t, m in code) == [("hugo --minify", "bash"),
                                                                             ("package main", "go")]
     assert "Run hugo server." in steps and "title: snippet" not in steps and "{{" not in steps
+    assert "Then see the setup." in build and "{.lead" not in build  # goldmark's block attributes: markup
     assert not any("_common" in p for p in pages)  # a folder never rendered is included, never a page
     assert urls["Deploy / Build"] == "https://h.example/guide/deploy-it/#build-step"
     assert urls["Déployer / Construire"] == "https://h.example/fr/guide/deploy-it/#construire"

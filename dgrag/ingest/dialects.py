@@ -48,6 +48,8 @@ ADMONITIONS = {"note", "tip", "info", "warning", "danger", "caution", "important
                "admonition", "versionadded", "versionchanged", "deprecated", "aside", "secondary", "experimental"}
 _ATTRS = re.compile(r"\s*\{:?([^{}]*)\}\s*$")  # a heading's trailing {...}; its parts: _ATTR_PART
 _ATTR_PART = re.compile(r"""[#.][\w:.-]+|[\w-]+=(?:"[^"]*"|'[^']*'|[^\s"'}]+)""")
+_ATTR_ITEM = r"""(?:[#.][\w:.-]+|[\w-]+=(?:"[^"]*"|'[^']*'|[^\s"'}]+))"""
+_ATTR_LINE = re.compile(r"^\{:?\s*" + _ATTR_ITEM + r"(?:\s+" + _ATTR_ITEM + r")*\s*\}\s*$")  # `{.lead #intro}` alone
 _CONTAINER_NAME = re.compile(r"^\s*\{?([A-Za-z][\w-]*)\}?(?:\[[^\]]*\]|\{[^}]*\})?(?:\s|$)")
 _AUTODOC = re.compile(r"^:::\s+([A-Za-z_]\w*(?:\.\w+)+)\s*$")
 _BLOCK_START = re.compile(r"^(/{3,})\s*[A-Za-z][\w-]*\s*(?:\|.*)?$")  # pymdownx.blocks
@@ -294,9 +296,9 @@ def _tabbed_rule(state, start: int, end: int, silent: bool) -> bool:
 @lru_cache(maxsize=8)
 def parser(myst: bool = False, heading_ids: bool = True, extensions: tuple[str, ...] = ()) -> MarkdownIt:
     """The parser for a page; `myst` adds MyST's targets, comments, block breaks, roles and
-    directives (Sphinx), `extensions` the MyST extensions a site enables (`attrs_block`,
-    `attrs_inline`, `fieldlist`); `heading_ids` reads `{#id}` after a heading (Starlight does
-    not: it stays in the title)."""
+    directives (Sphinx), `extensions` the Markdown extensions a site enables (MyST's `attrs_block`,
+    `attrs_inline`, `fieldlist`; goldmark's `block_attrs`: a line of attributes only is markup);
+    `heading_ids` reads `{#id}` after a heading (Starlight does not: it stays in the title)."""
     md = MarkdownIt("commonmark", {"html": True}).enable("table")
     md.use(front_matter_plugin).use(admon_plugin).use(deflist_plugin)
     alt = {"alt": ["paragraph", "reference", "blockquote", "list"]}
@@ -312,6 +314,8 @@ def parser(myst: bool = False, heading_ids: bool = True, extensions: tuple[str, 
     md.block.ruler.before("fence", "mdx_esm", _line_rule("mdx_esm", _ESM, body="paragraph", mdx_only=True), alt)
     if heading_ids:
         md.core.ruler.after("block", "heading_attrs", heading_attrs)
+    if "block_attrs" in extensions:  # goldmark's block attributes (Hugo's `parser.attribute.block`)
+        md.block.ruler.before("fence", "block_attrs", _line_rule("block_attrs", _ATTR_LINE), alt)
     if myst:
         md.use(myst_block_plugin).use(myst_role_plugin)
         md.block.ruler.before("table", "myst_options", _options_rule)

@@ -37,7 +37,7 @@ _CODE_REF = re.compile(r"<CodeBlock\b[^>]*>\s*\{\s*(\w+)\s*\}\s*</CodeBlock>")
 _RAW_LOADER = re.compile(r"""import\s+(\w+)\s+from\s+['"]!!?raw-loader!([^'"]+)['"]""")
 _MYST_MARKUP = ("myst_target", "myst_line_comment", "myst_block_break", "myst_options")  # structure only: no text
 _DIALECT = {"admonition_open", "container_adm_open", "container_blocks_open", "tabbed_open", "autodoc",
-            "template_tag", "mdx_esm", "myst_directive_open", *_MYST_MARKUP}
+            "template_tag", "mdx_esm", "myst_directive_open", "block_attrs", *_MYST_MARKUP}
 
 
 class _PageParser:
@@ -197,6 +197,8 @@ class _PageParser:
             name, title, closing = template_label(tok.meta["groups"])
             kind, label = "template tag", "" if closing else title
             self._note(label, line)
+        elif tok.type == "block_attrs":
+            kind = "attribute list"
         elif tok.type == "mdx_esm":
             kind = "MDX statement"
             for name, target in _RAW_LOADER.findall(tok.content):

@@ -37,7 +37,7 @@ class SitePart:
     nav: dict[str, tuple[int, str]] = field(default_factory=dict)   # page -> (order, title)
     exclude: list[str] = field(default_factory=list)  # folders under content that are not pages
     exclude_globs: list[str] = field(default_factory=list)  # VitePress's srcExclude, relative to its srcDir
-    extensions: tuple[str, ...] = ()    # Sphinx: the MyST extensions conf.py enables (attrs_block, ...)
+    extensions: tuple[str, ...] = ()    # MyST's that conf.py enables (attrs_block, ...); Hugo's block_attrs
     lower_paths: bool = False           # Hugo: URL paths lower-cased (unless disablePathToLower)
     suffix_langs: dict[str, str] = field(default_factory=dict)  # Hugo: "page.fr.md" -> fr's URL base
     root_url: str = ""                  # Hugo: the site's own base, where `url: /x/` starts in every language
@@ -379,6 +379,7 @@ def read_hugo(root: Path, folder: str, config: Path, notes: list[str]) -> list[S
     lower = not data.get("disablepathtolower", False)
     goldmark = _lower_keys(_lower_keys(_lower_keys(data.get("markup")).get("goldmark")).get("parser"))
     id_type = str(goldmark.get("autoheadingidtype") or "github")
+    exts = ("block_attrs",) if _lower_keys(goldmark.get("attribute")).get("block") is True else ()
     default = _text(data, "defaultcontentlanguage", "en", notes).lower()
     in_subdir = data.get("defaultcontentlanguageinsubdir") is True
     content = _join(folder, _text(data, "contentdir", "content", notes))
@@ -387,8 +388,8 @@ def read_hugo(root: Path, folder: str, config: Path, notes: list[str]) -> list[S
         return base + lang + "/" if base and (lang != default or in_subdir) else base
 
     mounts = _content_mounts(data, folder, default)  # [[module.mounts]] replace contentDir
-    parts = [SitePart(src, url_of(code), language_of_locale(code), style, "goldmark", lower_paths=lower, root_url=base)
-             for src, code in mounts or [(content, default)]]
+    parts = [SitePart(src, url_of(code), language_of_locale(code), style, "goldmark", lower_paths=lower, root_url=base,
+                      extensions=exts) for src, code in mounts or [(content, default)]]
     mounted = {code for _, code in mounts}
     for code, conf in _lower_keys(data.get("languages")).items():
         conf, code = _lower_keys(conf), code.lower()
@@ -399,7 +400,7 @@ def read_hugo(root: Path, folder: str, config: Path, notes: list[str]) -> list[S
             parts[0].content = own or parts[0].content
         elif own and own != parts[0].content:
             parts.append(SitePart(own, url_of(code), language_of_locale(code), style, "goldmark", lower_paths=lower,
-                                  root_url=base))
+                                  root_url=base, extensions=exts))
         else:  # a translation named page.fr.md beside page.md
             for p in parts:
                 p.suffix_langs[code] = url_of(code)
