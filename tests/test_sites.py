@@ -721,6 +721,14 @@ def test_a_hugo_sites_mounts_filename_languages_code_shortcodes_and_ref_links(tm
 
             Then see [the setup]({{< ref "guide/setup.md" >}}).
             {.lead #next}
+
+            {{< code-toggle config=build />}}
+
+            ## Options
+
+            {{< code-toggle file=hugo >}}
+            minify = true
+            {{< /code-toggle >}}
             """,
         "pages/guide/Deploy It.fr.md": "---\ntitle: Déployer\n---\n\n## Construire\n\nLancez hugo.\n",
         "pages/guide/setup.md": "---\ntitle: Setup\n---\n\n## Steps\n\n{{% include \"/_common/steps.md\" %}}\n\n"
@@ -745,8 +753,11 @@ def test_a_hugo_sites_mounts_filename_languages_code_shortcodes_and_ref_links(tm
         steps = st.con.execute("SELECT text FROM nodes WHERE breadcrumb='Setup / Steps'").fetchone()[0]
         build = st.con.execute("SELECT prose FROM nodes WHERE breadcrumb='Deploy / Build'").fetchone()[0]
         pages = {r[0] for r in st.con.execute("SELECT source_path FROM nodes WHERE type='file'")}
+    # a self-closing code shortcode has no body: the heading after it stays a heading
     assert sorted((t, json.loads(m)["code_language"]) for t, m in code) == [("hugo --minify", "bash"),
+                                                                            ("minify = true", "toml"),
                                                                             ("package main", "go")]
+    assert urls["Deploy / Options"] == "https://h.example/guide/deploy-it/#options"
     assert "Run hugo server." in steps and "title: snippet" not in steps and "{{" not in steps
     assert "Then see the setup." in build and "{.lead" not in build  # goldmark's block attributes: markup
     assert not any("_common" in p for p in pages)  # a folder never rendered is included, never a page

@@ -17,7 +17,9 @@ _SHORTCODE_OPEN = re.compile(r"^\{\{[<%]\s*[\w/.-]+(?:\s[^<>%]*)?$")  # one whos
 _SHORTCODE_HEAD = re.compile(r"\s*(/)?\s*([\w/.-]+)")  # a shortcode's name, after `{{<` / `{{%`
 _REF = re.compile(r"""["']?([^"'\s]+)["']?$""")  # a ref / relref's argument: the page
 MAX_SHORTCODE = 2000  # characters between a shortcode's `{{<` and its `>}}`, at most
-_CODE_SHORTCODE = re.compile(r"^\{\{<\s*(highlight|code-toggle|code)\b([^<>]*)>\}\}\s*$")
+# an opening tag: a self-closing one (`{{< code-toggle config=markup.goldmark />}}`, drawn from the
+# site's data) has no body, and read as an opening it would swallow the page up to the next closing tag
+_CODE_SHORTCODE = re.compile(r"^\{\{<\s*(highlight|code-toggle|code)\b([^<>]*?)(?<!/)>\}\}\s*$")
 
 
 def block_line(state, line: int) -> str:
