@@ -106,6 +106,21 @@ def test_second_run_embeds_nothing_and_edit_reembeds_only_that_page(indexed, fix
     assert edited.embedded < first.embedded / 20
 
 
+def test_a_newer_reader_reads_every_page_again_and_embeds_only_what_changed(indexed, embedder, monkeypatch):
+    """After an upgrade whose reader reads pages differently (`pipeline.READER` raised), the next
+    run parses every page again; nodes that read the same keep their vectors."""
+    from dgrag.ingest import pipeline
+
+    settings, store = indexed, Store(indexed.db_path)
+    before = store.stats()
+    monkeypatch.setattr(pipeline, "READER", pipeline.READER + 1)
+    again = index_folder(settings, store, embedder)
+    assert again.files_indexed == 11 and again.files_unchanged == 0 and again.embedded == 0
+    assert {k: store.stats()[k] for k in ("nodes", "edges", "vectors")} == \
+        {k: before[k] for k in ("nodes", "edges", "vectors")}
+    assert index_folder(settings, store, embedder).files_unchanged == 11  # and then it is current
+
+
 def test_deleted_page_loses_its_nodes_edges_and_vectors(indexed, embedder):
     settings = indexed
     store = Store(settings.db_path)

@@ -132,6 +132,26 @@ def test_a_changed_page_is_indexed_again_alone(tmp_path, published, monkeypatch)
     assert restarted.start_demo_build() is None and restarted.shipped_note == ""  # done: nothing more to do
 
 
+def test_a_snapshot_read_by_an_older_reader_is_served_and_read_again(tmp_path, published, monkeypatch):
+    """This dgrag reads pages differently from the one that published the snapshot (its reader's
+    version is newer): served at once, then every page parsed again in the background, and only
+    what now reads differently embedded."""
+    from dgrag.ingest import pipeline
+
+    docs0, snapshot = published
+    monkeypatch.setattr(pipeline, "READER", pipeline.READER + 1)
+    monkeypatch.setenv("HF_HUB_CACHE", str(hub_cache(tmp_path, snapshot)))
+    service = Service(_settings(tmp_path, docs0))
+    assert service.start_demo_build() is None and "read again by this dgrag's newer reader" in service.shipped_note
+    deadline = time.time() + HANG
+    while service.job is None or not service.job.done:
+        assert time.time() < deadline
+        time.sleep(0.1)
+    assert not service.job.error, service.job.error
+    assert service.job.counts["files_indexed"] == len(list(docs0.rglob("*.md")))
+    assert Service(_settings(tmp_path, docs0)).start_demo_build() is None  # current now: nothing more to do
+
+
 def _older_schema(path: Path) -> None:
     con = sqlite3.connect(path)
     con.execute("DELETE FROM schema_migrations WHERE version = (SELECT max(version) FROM schema_migrations)")

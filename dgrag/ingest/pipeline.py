@@ -3,6 +3,8 @@
 A page whose bytes are unchanged is skipped; a changed page is diffed node by node (a node
 whose content is unchanged keeps its vector); a page gone from disk is deleted. Vectors are
 computed last, in committed batches, for nodes that have none: an interrupted run resumes.
+A page read by an older reader (`READER`) counts as changed: after an upgrade that reads pages
+differently, the next run parses every page again and embeds only the nodes that now differ.
 """
 from __future__ import annotations
 
@@ -30,6 +32,27 @@ from .page import ImageRef, ParsedPage, node_id
 from .site import PAGE_EXTS, Site, detect_site
 from .xref import RULES as XREF_RULES
 from .xref import api_edges
+
+
+# The reader's version, kept with each page's digest in the files table. Raise it when a change
+# under ingest/ makes an unchanged page read differently (a heading, a code block, a URL).
+# 2: Hugo's self-closing code shortcodes no longer swallow what follows them.
+READER = 2
+
+
+def logged_digest(digest: str) -> str:
+    """What the files table keeps of a page: its digest and the reader that read it."""
+    return f"{digest}:r{READER}"
+
+
+def read_logged(value: str | None) -> tuple[str | None, int]:
+    """(the page's digest, the reader's version) of a files-table value (reader 1: no suffix)."""
+    digest, sep, reader = (value or "").rpartition(":r")
+    return (digest, int(reader)) if sep and reader.isdigit() else (value, 1)
+
+
+def read_by_older_reader(value: str | None) -> bool:
+    return read_logged(value)[1] != READER
 
 
 @dataclass
@@ -241,7 +264,7 @@ class Indexer:
             return self._skip(path, hashlib.sha256(data).hexdigest(), str(exc))
         text, line_map, inc = self.includes.expand(path, text)
         digest = self._digest(path, data, {**inc.digests, **self.includes.code_file_digests(path, text)})
-        if logged and logged[0] == digest and logged[1] in ("ok", "skipped"):
+        if logged and logged[0] == self._logged(digest) and logged[1] in ("ok", "skipped"):
             self.report.files_unchanged += 1
             return None
         nav = self.site.nav_of(path)
@@ -268,7 +291,7 @@ class Indexer:
         page.problems += [f"include not found: {t}" for t in inc.missing]
         with self.store.transaction():
             n = self._write_page(page, digest)
-            self.store.logs.log_file(path, digest, "ok", "; ".join(page.problems)[:2000], n)
+            self.store.logs.log_file(path, self._logged(digest), "ok", "; ".join(page.problems)[:2000], n)
         self.report.files_indexed += 1
         self.report.problems.extend(f"{path}: {p}" for p in page.problems)
         return None
@@ -283,11 +306,15 @@ class Indexer:
                      .encode())
         return h.hexdigest()
 
+    @staticmethod
+    def _logged(digest: str) -> str:
+        return logged_digest(digest)
+
     def _skip(self, path: str, digest: str | None, reason: str) -> None:
         with self.store.transaction():
             old = self.store.nodes.of_file(path)
             self.store.nodes.delete([r for r, _ in old.values()])
-            self.store.logs.log_file(path, digest, "skipped", reason)
+            self.store.logs.log_file(path, digest and self._logged(digest), "skipped", reason)
 
     # ---- writing one page ---------------------------------------------------------------
     def _write_page(self, page: ParsedPage, digest: str) -> int:

@@ -78,8 +78,10 @@ class Builds:
             self.shipped_note = f"shipped index refused: {exc}; building the index instead"
             return None
         if found is not None:
-            what = "as it is" if found.same else (f"at once; {len(found.changed)} changed and {len(found.removed)} "
-                                                   "removed pages are indexed again in the background")
+            todo = ([f"{len(found.changed)} changed and {len(found.removed)} removed pages are indexed again"]
+                    if found.changed or found.removed else [])
+            todo += ["every page is read again by this dgrag's newer reader"] if found.reread else []
+            what = "as it is" if found.same else f"at once; {' and '.join(todo)} in the background"
             self.shipped_note = f"shipped index {found.source} served {what}"
         return found
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from ..config import PROJECT_ROOT, Settings
 from ..errors import DgragError
-from ..ingest.pipeline import list_pages
+from ..ingest.pipeline import list_pages, read_by_older_reader, read_logged
 from ..store import Store
 from ..store.connect import latest_version
 from ..store.store import read_header, rollback_journal
@@ -46,14 +46,15 @@ class Installed:
     source: Path
     changed: list[str] = field(default_factory=list)  # pages whose digest differs (added ones too)
     removed: list[str] = field(default_factory=list)
+    reread: bool = False  # read by an older reader: every page is read again (only what differs embedded)
 
     @property
     def same(self) -> bool:
-        return not self.changed and not self.removed
+        return not self.changed and not self.removed and not self.reread
 
 
 def page_digests(docs: Path, include: str = "") -> dict[str, str]:
-    """Each page's sha256, as the indexer records it."""
+    """Each page's sha256: the digest the indexer keeps for a plain page (`read_logged`)."""
     return {p: hashlib.sha256((Path(docs) / p).read_bytes()).hexdigest() for p in list_pages(Path(docs), include)}
 
 
@@ -171,15 +172,16 @@ def check(snapshot: Path, settings: Settings, docs: Path) -> Installed:
     if record.get("name") != Path(docs).name:
         raise SnapshotRefused(f"the shipped index is of the corpus {record.get('name')!r}, not {Path(docs).name!r}")
     digests = page_digests(docs, settings.include)
+    held = {p: read_logged(v) for p, v in head["pages"].items()}
+    reread = any(read_by_older_reader(v) for v in head["pages"].values())
     if record.get("hash") == corpus_hash(digests):
-        return Installed(snapshot)
-    held = head["pages"]
-    changed = sorted(p for p, d in digests.items() if held.get(p) != d)
+        return Installed(snapshot, reread=reread)
+    changed = sorted(p for p, d in digests.items() if held.get(p, (None,))[0] != d)
     removed = sorted(p for p in held if p not in digests)
     if len(changed) + len(removed) > max(len(digests), len(held)) / 2:
         raise SnapshotRefused(f"the shipped index is of another version of {Path(docs).name}: "
                               f"{len(changed) + len(removed)} of its {len(held)} pages differ")
-    return Installed(snapshot, changed, removed)
+    return Installed(snapshot, changed, removed, reread)
 
 
 def _with(settings: Settings, **kw) -> Settings:
