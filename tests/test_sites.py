@@ -729,6 +729,14 @@ def test_a_hugo_sites_mounts_filename_languages_code_shortcodes_and_ref_links(tm
             {{< code-toggle file=hugo >}}
             minify = true
             {{< /code-toggle >}}
+
+            ## Audio
+
+            Call it as {{</* audio src="a.mp3" */>}} in a page:
+
+            ```md
+            {{</* audio src="a.mp3" /*/>}}
+            ```
             """,
         "pages/guide/Deploy It.fr.md": "---\ntitle: Déployer\n---\n\n## Construire\n\nLancez hugo.\n",
         "pages/guide/setup.md": "---\ntitle: Setup\n---\n\n## Steps\n\n{{% include \"/_common/steps.md\" %}}\n\n"
@@ -752,12 +760,16 @@ def test_a_hugo_sites_mounts_filename_languages_code_shortcodes_and_ref_links(tm
                                "WHERE e.type='jump'").fetchall()
         steps = st.con.execute("SELECT text FROM nodes WHERE breadcrumb='Setup / Steps'").fetchone()[0]
         build = st.con.execute("SELECT prose FROM nodes WHERE breadcrumb='Deploy / Build'").fetchone()[0]
+        audio = st.con.execute("SELECT text, prose FROM nodes WHERE breadcrumb='Deploy / Audio'").fetchone()
         pages = {r[0] for r in st.con.execute("SELECT source_path FROM nodes WHERE type='file'")}
-    # a self-closing code shortcode has no body: the heading after it stays a heading
+    # a self-closing code shortcode has no body: the heading after it stays a heading; an escaped
+    # shortcode reads as the call the page shows
     assert sorted((t, json.loads(m)["code_language"]) for t, m in code) == [("hugo --minify", "bash"),
                                                                             ("minify = true", "toml"),
-                                                                            ("package main", "go")]
+                                                                            ("package main", "go"),
+                                                                            ('{{< audio src="a.mp3" />}}', "md")]
     assert urls["Deploy / Options"] == "https://h.example/guide/deploy-it/#options"
+    assert all('Call it as {{< audio src="a.mp3" >}} in a page:' in t for t in audio) and "/*" not in audio[0]
     assert "Run hugo server." in steps and "title: snippet" not in steps and "{{" not in steps
     assert "Then see the setup." in build and "{.lead" not in build  # goldmark's block attributes: markup
     assert not any("_common" in p for p in pages)  # a folder never rendered is included, never a page

@@ -22,7 +22,7 @@ from .context import around as _around
 from .dialects import (ADMONITIONS, CODE_DIRECTIVES, IMAGE_DIRECTIVES, container_label, directive_of, fence_language,
                        inline_text, is_fence_attrs, parser)
 from .includes import EXT_LANG
-from .shortcodes import template_label
+from .shortcodes import template_label, unescape
 from .page import ImageRef, ParsedPage, content_hash, detect_language, load_front, node_id
 from .slugs import Slugger
 
@@ -271,7 +271,7 @@ class _PageParser:
         chunk = self._ensure_chunk(start)
         if lang is None:
             lang = fence_language(tok.info) if tok.type == "fence" else ""
-        content = tok.content.rstrip("\n") if content is None else content
+        content = unescape(tok.content.rstrip("\n") if content is None else content)
         if tok.markup == "{{<":  # a Hugo code shortcode: its tags read as the fence they stand for
             self._count("template tag")
             self.shown[start], self.shown[end - 1] = f"```{lang}", "```"
@@ -339,7 +339,7 @@ class _PageParser:
             return self._component(tok)
         start = tok.map[0] if tok.map else 0
         chunk = self._ensure_chunk(start)
-        text = inline_text(tok)
+        text = unescape(inline_text(tok))
         if text.startswith("[!") and _ALERT.match(text):
             self._count("admonition")
             text = _ALERT.sub(lambda m: m.group(1).capitalize() + ": ", text)
@@ -441,7 +441,7 @@ class _PageParser:
         self.page.nodes = [n for n in self.page.nodes if n["type"] != "chunk" or n["text"] or n["prose"]]
 
     def _shown(self, i: int) -> str:
-        return self.shown.get(i, self.lines[i]) if i < len(self.lines) else ""
+        return unescape(self.shown.get(i, self.lines[i])) if i < len(self.lines) else ""
 
     def map_lines(self, line_map: list[int]) -> None:
         """Lines of the text with its includes read in -> lines of the page itself."""

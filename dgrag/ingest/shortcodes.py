@@ -3,6 +3,8 @@
 - a tag on its own line: `{% hint style="info" %}` (GitBook), `{{< tabs >}}` (Hugo), its
   arguments over several lines too (`{{% blocks/cover` ... `%}}`) -> a `template_tag` token
   (`template_label`: its title or label);
+- Hugo: an escaped shortcode (`{{</* audio src="a.mp3" */>}}`, how a page shows a call without
+  making it) reads as the call it shows (`unescape`), in prose and code alike;
 - Hugo: TOML front matter between `+++` lines; a code shortcode (`{{< highlight go >}}`,
   `{{< code-toggle >}}`, `{{< code lang="go" >}}` ... its closing tag) -> a `fence` of its language
   (markup `{{<`); a shortcode inside a paragraph -> a `shortcode` token showing its title or label,
@@ -20,6 +22,17 @@ MAX_SHORTCODE = 2000  # characters between a shortcode's `{{<` and its `>}}`, at
 # an opening tag: a self-closing one (`{{< code-toggle config=markup.goldmark />}}`, drawn from the
 # site's data) has no body, and read as an opening it would swallow the page up to the next closing tag
 _CODE_SHORTCODE = re.compile(r"^\{\{<\s*(highlight|code-toggle|code)\b([^<>]*?)(?<!/)>\}\}\s*$")
+
+
+_ESCAPED = re.compile(r"\{\{([<%])/\*|\*/([>%])\}\}")
+
+
+def unescape(text: str) -> str:
+    """Hugo's escaped shortcodes as its pages show them: `{{</* x */>}}` -> `{{< x >}}`,
+    `{{%/* x */%}}` -> `{{% x %}}`."""
+    if "/*" not in text and "*/" not in text:
+        return text
+    return _ESCAPED.sub(lambda m: "{{" + m.group(1) if m.group(1) else m.group(2) + "}}", text)
 
 
 def block_line(state, line: int) -> str:
@@ -118,7 +131,7 @@ def shortcode_at(src: str, pos: int) -> tuple[int, str, str, str] | None:
     """The shortcode starting at `pos`: (its end, "/" if closing, its name, its arguments), or
     None. Found with `str.find`, not a pattern: a line of `{{<` and spaces costs one scan."""
     opener = src[pos:pos + 3]
-    if opener not in ("{{<", "{{%"):
+    if opener not in ("{{<", "{{%") or src.startswith("/*", pos + 3):  # escaped: text (`unescape`)
         return None
     end = src.find(">}}" if opener == "{{<" else "%}}", pos + 3, pos + 3 + MAX_SHORTCODE)
     head = _SHORTCODE_HEAD.match(src, pos + 3, end) if end >= 0 else None
