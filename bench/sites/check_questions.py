@@ -1,23 +1,25 @@
 #!/usr/bin/env python3
-"""Validate the held-out question sets for the five public documentation sites.
+"""Validate the held-out question sets for the six public documentation sites.
 
     python3 bench/sites/check_questions.py [--sites-root /work/sites] [--site redux ...]
     python3 bench/sites/check_questions.py --sections vitepress docs/en/guide/deploy.md
 
 Standalone (standard library only; it does not import dgrag). For each site file
 (bench/sites/<site>/questions.jsonl, site in redux, vitepress, rust-book, myst-parser,
-hugo-docs) it checks:
+hugo-docs, starlight) it checks:
 
 - every line is a JSON object with the required fields and allowed values
   (lang en|zh, kind, style search|natural, split dev|test, hops 1|2);
 - ids are unique and shaped "<site>-NNN" (vitepress: "vp-en-NNN" / "vp-zh-NNN";
-  myst-parser: "myst-NNN"; hugo-docs: "hugo-NNN"),
+  myst-parser: "myst-NNN"; hugo-docs: "hugo-NNN"; starlight: "sl-en-NNN" / "sl-zh-NNN"),
   and the id's language matches "lang";
 - split is "dev" exactly when the id's number is a multiple of 3, "test" otherwise;
 - every gold path exists under <sites-root>/<site> and lies in the published content
   (redux: docs/; vitepress: docs/en/ for en and docs/zh/ for zh; rust-book: src/;
   myst-parser: docs/; hugo-docs: content/en/, never the headless snippets under
-  content/en/_common/ nor the glossary's term pages, which Hugo does not render);
+  content/en/_common/ nor the glossary's term pages, which Hugo does not render;
+  starlight: .md / .mdx pages under docs/src/content/docs/, for en outside the locale
+  folders (de/, es/, zh-cn/, ...), for zh under docs/src/content/docs/zh-cn/);
 - every gold section is a breadcrumb of one of the gold pages (page title, then the
   heading path, joined by " / "), computed by the small heading scanner below;
 - every gold page holds at least one gold section;
@@ -35,7 +37,11 @@ closed by a fence of the same character at least as long), inside an HTML commen
 are not headings; on the MyST site (myst-parser) neither are those inside a `:::{directive}`
 colon fence (MyST makes them rubrics); on the Hugo site (hugo-docs) the title is always
 the front matter "title:" (Hugo renders it as the H1; the Markdown has none) and lines inside
-a {{< code-toggle >}} / {{< highlight >}} shortcode block are not headings. Heading text is
+a {{< code-toggle >}} / {{< highlight >}} shortcode block are not headings; on the Starlight
+site (starlight) the title is always the front matter "title:" (the pages have no H1), MDX
+`import` / `export` lines are skipped, code fences may be indented (inside <Tabs> / <Steps>
+children) and headings inside a `:::note` / `:::tip` / `:::caution` / `:::danger` aside are
+not section headings (headings in Markdown inside a component's children are). Heading text is
 cleaned: trailing closing #'s and attribute/anchor suffixes
 ("{#id}", "{ #id }", "{#id .class}") are stripped, code spans keep their text without the
 backticks, links and images keep their text, HTML/JSX tags are removed, emphasis markers
@@ -54,7 +60,7 @@ from collections import Counter
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SITES = ("redux", "vitepress", "rust-book", "myst-parser", "hugo-docs")
+SITES = ("redux", "vitepress", "rust-book", "myst-parser", "hugo-docs", "starlight")
 REQUIRED = ("id", "lang", "question", "gold_paths", "gold_sections", "hops", "kind",
             "split", "style")
 KINDS = {"howto", "api", "concept", "troubleshoot", "config", "keyword"}
@@ -66,7 +72,9 @@ ID_RE = {
     "rust-book": re.compile(r"rust-book-(\d{3,})"),
     "myst-parser": re.compile(r"myst-(\d{3,})"),
     "hugo-docs": re.compile(r"hugo-(\d{3,})"),
+    "starlight": re.compile(r"sl-(en|zh)-(\d{3,})"),
 }
+BILINGUAL_IDS = {"vitepress", "starlight"}  # ids carry the language: "<prefix>-<lang>-NNN"
 # Published content per site and language.
 PREFIXES = {
     ("redux", "en"): ("docs/",),
@@ -75,6 +83,15 @@ PREFIXES = {
     ("rust-book", "en"): ("src/",),
     ("myst-parser", "en"): ("docs/",),
     ("hugo-docs", "en"): ("content/en/",),
+    ("starlight", "en"): ("docs/src/content/docs/",),
+    ("starlight", "zh"): ("docs/src/content/docs/zh-cn/",),
+}
+# Starlight: the locale folders of docs/astro.config.mjs ("root" is English, at the top level);
+# an English gold page must not lie in any of them.
+STARLIGHT_LOCALES = ("de", "es", "ja", "fr", "it", "id", "zh-cn", "pt-br", "pt-pt", "ko", "tr",
+                     "ru", "hi", "da", "uk", "fa")
+EXCLUDED_LANG = {
+    ("starlight", "en"): tuple(f"docs/src/content/docs/{loc}/" for loc in STARLIGHT_LOCALES),
 }
 # Never published: headless snippets that other pages include, and the glossary's term pages
 # (the glossary's cascade sets build.render never; only its _index.md is a page).
@@ -87,8 +104,12 @@ MYST_SITES = {"myst-parser"}  # Sphinx + MyST: headings inside `:::{directive}` 
 # body of a {{< code-toggle >}} / {{< highlight >}} shortcode is code (YAML "# comments"
 # there are no headings).
 HUGO_SITES = {"hugo-docs"}
+# Starlight (Astro, .md / .mdx): the title is always the front matter "title" (no H1), MDX
+# import / export lines are code, fences may be indented inside component children, and a
+# heading inside a `:::note` / `:::tip` / `:::caution` / `:::danger` aside is no section.
+STARLIGHT_SITES = {"starlight"}
 SITE_LANGS = {"redux": {"en"}, "vitepress": {"en", "zh"}, "rust-book": {"en"}, "myst-parser": {"en"},
-              "hugo-docs": {"en"}}
+              "hugo-docs": {"en"}, "starlight": {"en", "zh"}}
 
 # ---------------------------------------------------------------------------
 # Heading scanner
@@ -97,6 +118,10 @@ FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 CODE_SC_RE = re.compile(r"^\s*\{\{[<%]-?\s*(code-toggle|highlight)\b.*?(/)?\s*-?[>%]\}\}\s*$")
 CODE_SC_END = r"^\s*\{{\{{[<%]-?\s*/\s*{}\s*-?[>%]\}}\}}\s*$"
 COLON_RE = re.compile(r"^ {0,3}(:{3,})(\{[\w:.-]+\}.*)?\s*$")  # MyST `:::{note}` ... `:::`
+SL_FENCE_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})(.*)$")  # Starlight: fences indented in JSX
+SL_ASIDE_RE = re.compile(r"^[ \t]*(:{3,})(note|tip|caution|danger)\b.*$")
+SL_ASIDE_END = re.compile(r"^[ \t]*(:{3,})[ \t]*$")
+MDX_ESM_RE = re.compile(r"^(import|export)\b")
 ATX_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
 ATTR_RE = re.compile(r"\s*\{\s*#[^{}]*\}\s*$")
 CLOSING_RE = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
@@ -152,11 +177,12 @@ def front_matter(lines: list[str]) -> tuple[dict, int]:
     return {}, 0  # unterminated: not front matter
 
 
-def headings(text: str, myst: bool = False,
-             hugo: bool = False) -> tuple[dict, list[tuple[int, str, int]]]:
+def headings(text: str, myst: bool = False, hugo: bool = False,
+             starlight: bool = False) -> tuple[dict, list[tuple[int, str, int]]]:
     """(front matter, [(level, cleaned text, 1-based line)]) outside code fences (and, `myst`,
     outside MyST colon-fence directives: MyST turns a heading inside one into a rubric; and,
-    `hugo`, outside {{< code-toggle >}} / {{< highlight >}} shortcode blocks)."""
+    `hugo`, outside {{< code-toggle >}} / {{< highlight >}} shortcode blocks; and, `starlight`,
+    outside `:::note` ... `:::` asides and MDX import / export lines, with indented fences)."""
     lines = text.splitlines()
     meta, start = front_matter(lines)
     out: list[tuple[int, str, int]] = []
@@ -164,8 +190,21 @@ def headings(text: str, myst: bool = False,
     comment = False
     colons: list[int] = []  # the open `:::{name}` directives' marker lengths
     shortcode: re.Pattern | None = None  # the open code shortcode's closing tag
+    asides: list[int] = []  # Starlight: the open asides' marker lengths
+    fence_re = SL_FENCE_RE if starlight else FENCE_RE
     for i in range(start, len(lines)):
         line = lines[i]
+        if starlight and fence is None and not comment:
+            if MDX_ESM_RE.match(line):
+                continue
+            am = SL_ASIDE_RE.match(line)
+            if am:
+                asides.append(len(am.group(1)))
+                continue
+            am = SL_ASIDE_END.match(line)
+            if am and asides and len(am.group(1)) >= asides[-1]:
+                asides.pop()
+                continue
         if shortcode is not None:
             if shortcode.match(line):
                 shortcode = None
@@ -186,7 +225,7 @@ def headings(text: str, myst: bool = False,
         if cm and colons and len(cm.group(1)) >= colons[-1]:
             colons.pop()
             continue
-        fm = FENCE_RE.match(line)
+        fm = fence_re.match(line)
         if fence is None and re.match(r"^ {0,3}<!--", line):
             comment = "-->" not in line[line.index("<!--") + 4:]
             continue
@@ -195,7 +234,7 @@ def headings(text: str, myst: bool = False,
                 fence = (fm.group(1)[0], len(fm.group(1)))
                 continue
             hm = ATX_RE.match(line)
-            if hm and not colons:
+            if hm and not colons and not asides:
                 out.append((len(hm.group(1)), clean_heading(hm.group(2) or ""), i + 1))
         elif fm and fm.group(1)[0] == fence[0] and len(fm.group(1)) >= fence[1] \
                 and not fm.group(2).strip():
@@ -203,18 +242,21 @@ def headings(text: str, myst: bool = False,
     return meta, out
 
 
-def page_breadcrumbs(path: Path, myst: bool = False, hugo: bool = False) -> list[str]:
+def page_breadcrumbs(path: Path, myst: bool = False, hugo: bool = False,
+                     starlight: bool = False) -> list[str]:
     """All breadcrumbs of a page: the title, then one per heading (in page order).
 
     Title: the first H1; else the front matter "title:" (on a Hugo site, `hugo`, always the
     front matter "title:": Hugo renders it as the page's H1); else (mdBook pages such as the
     Rust book's, which start with "## Section name" and have no front matter) the page's
     first heading, which then acts as the root, and later headings at its level or above
-    become its children.
+    become its children. Starlight pages (`starlight`) likewise always take the front matter
+    "title:" (Starlight renders it as the H1).
     """
-    meta, hs = headings(path.read_text(encoding="utf-8"), myst, hugo)
-    root = None if hugo else next((i for i, h in enumerate(hs) if h[0] == 1), None)
-    if hugo and clean_heading(meta.get("title", "")):
+    meta, hs = headings(path.read_text(encoding="utf-8"), myst, hugo, starlight)
+    fm_title = hugo or starlight
+    root = None if fm_title else next((i for i, h in enumerate(hs) if h[0] == 1), None)
+    if fm_title and clean_heading(meta.get("title", "")):
         title = clean_heading(meta["title"])
     elif root is not None:
         title = hs[root][1]
@@ -275,7 +317,7 @@ def check_site(site: str, qfile: Path, root: Path, cache: dict) -> tuple[list[di
         if not m:
             errors.append(f"{where}: id does not match {ID_RE[site].pattern}")
         else:
-            if site == "vitepress" and m.group(1) != q["lang"]:
+            if site in BILINGUAL_IDS and m.group(1) != q["lang"]:
                 errors.append(f"{where}: id language {m.group(1)} != lang {q['lang']}")
             num = int(m.groups()[-1])
             if num < 1:
@@ -309,13 +351,16 @@ def check_site(site: str, qfile: Path, root: Path, cache: dict) -> tuple[list[di
                 errors.append(f"{where}: gold page {p} is outside {prefixes}")
             if p.startswith(EXCLUDED.get(site, ())) and p not in EXCLUDED_OK:
                 errors.append(f"{where}: gold page {p} is never rendered as a page")
+            if p.startswith(EXCLUDED_LANG.get((site, q["lang"]), ())):
+                errors.append(f"{where}: gold page {p} is not a {q['lang']} page")
             f = root / site / p
             if not f.is_file():
                 errors.append(f"{where}: gold path does not exist: {p}")
                 continue
             if p not in cache:
                 cache[p] = set(page_breadcrumbs(f, myst=site in MYST_SITES,
-                                                hugo=site in HUGO_SITES))
+                                                hugo=site in HUGO_SITES,
+                                                starlight=site in STARLIGHT_SITES))
             crumbs[p] = cache[p]
         for s in q["gold_sections"]:
             if crumbs and not any(s in c for c in crumbs.values()):
@@ -344,10 +389,10 @@ def composition(name: str, rows: list[dict]) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sites-root", type=Path, default=Path("/work/sites"),
-                    help="folder holding redux/, vitepress/, rust-book/, myst-parser/, hugo-docs/ "
-                         "(default /work/sites)")
+                    help="folder holding redux/, vitepress/, rust-book/, myst-parser/, hugo-docs/, "
+                         "starlight/ (default /work/sites)")
     ap.add_argument("--site", action="append", choices=SITES,
-                    help="check only this site (repeatable); default all five")
+                    help="check only this site (repeatable); default all six")
     ap.add_argument("--questions-dir", type=Path, default=HERE,
                     help="folder holding <site>/questions.jsonl (default: this script's folder)")
     ap.add_argument("--sections", nargs=2, metavar=("SITE", "PATH"),
@@ -356,7 +401,7 @@ def main() -> int:
     if args.sections:
         site, rel = args.sections
         for c in page_breadcrumbs(args.sites_root / site / rel, myst=site in MYST_SITES,
-                                  hugo=site in HUGO_SITES):
+                                  hugo=site in HUGO_SITES, starlight=site in STARLIGHT_SITES):
             print(c)
         return 0
     errors: list[str] = []
