@@ -62,6 +62,30 @@ def test_calibration_places_the_threshold_and_confidence_rises_past_it():
     assert cal.score(Evidence(0.80, 0.2, han=True)) == pytest.approx(5.0) and cal.judge(Evidence(0.80, 0.2, han=True))[0]
 
 
+def test_coverage_is_the_held_weight_over_the_root_of_the_questions_weight():
+    """A section holding words of IDF weight H of a question whose words weigh T in all scores
+    H / sqrt(T): a long question is not judged by its incidental words alone (a share, H / T,
+    would halve when the question doubles with words no section holds)."""
+    import math
+
+    import numpy as np
+
+    from dgrag.kernels.lexical import build_lexical
+    from dgrag.retrieve.confidence import coverage
+
+    lex = build_lexical(["alpha beta", "gamma delta", "epsilon zeta"])
+    n, unseen = 3, math.log1p((3 + 0.5) / 0.5)
+    idf1 = math.log1p((n - 1 + 0.5) / (1 + 0.5))  # a word one of three sections holds
+    cos = np.array([0.9, 0.1, 0.0])
+    short = coverage(lex, "alpha beta", cos)
+    assert short == pytest.approx(2 * idf1 / math.sqrt(2 * idf1))
+    # two more words no section holds: the share falls to `kept` of itself, the coverage to its root
+    long = coverage(lex, "alpha beta omega omicron", cos)
+    assert long == pytest.approx(2 * idf1 / math.sqrt(2 * idf1 + 2 * unseen))
+    kept = 2 * idf1 / (2 * idf1 + 2 * unseen)
+    assert long / short == pytest.approx(math.sqrt(kept)) and kept < long / short < 1
+
+
 def test_a_name_the_corpus_never_contains_costs_two_spreads():
     cal = Calibration(*[Scale(0.80, 0.02, 0.2, 0.1, threshold=4.0, scale=1.5)] * 2)
     near = Evidence(0.86, 0.4, unknown=("flutter",))  # one spread past the threshold: not enough
