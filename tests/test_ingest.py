@@ -106,6 +106,14 @@ def test_second_run_embeds_nothing_and_edit_reembeds_only_that_page(indexed, fix
     assert edited.embedded < first.embedded / 20
 
 
+def test_the_files_table_keeps_a_pages_digest_with_its_readers_version():
+    from dgrag.ingest.pipeline import READER, logged_digest, read_by_older_reader, read_logged
+
+    assert read_logged(logged_digest("ab12")) == ("ab12", READER) and not read_by_older_reader(logged_digest("ab12"))
+    assert read_logged("ab12") == ("ab12", 1) and read_by_older_reader("ab12")  # written before versions were kept
+    assert not read_by_older_reader(None)  # an unreadable file: never read, no digest
+
+
 def test_a_newer_reader_reads_every_page_again_and_embeds_only_what_changed(indexed, embedder, monkeypatch):
     """After an upgrade whose reader reads pages differently (`pipeline.READER` raised), the next
     run parses every page again; nodes that read the same keep their vectors."""

@@ -53,7 +53,8 @@ def read_logged(value: str | None) -> tuple[str | None, int]:
 
 
 def read_by_older_reader(value: str | None) -> bool:
-    return read_logged(value)[1] != READER
+    """A page some older reader read (not one never read: an unreadable file keeps no digest)."""
+    return value is not None and read_logged(value)[1] != READER
 
 
 @dataclass
