@@ -1,7 +1,7 @@
 """The OpenAI-compatible routes on a live app (127.0.0.1), driven by the official `openai` client:
 /v1/models lists the indexes; /v1/chat/completions answers streamed and not, with citations as
 links, from the agent when an LLM is configured (tests/openai_server.py as the LLM) and from the
-retrieved context when not; retrieval settings ride in the extra body; refusals are OpenAI's
+extractive answer when not; retrieval settings ride in the extra body; refusals are OpenAI's
 error statuses."""
 from __future__ import annotations
 

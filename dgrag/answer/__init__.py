@@ -21,7 +21,8 @@ Events, in order:
      trimmed, tokens {prompt, completion, total} (estimates), notes
 
 With no LLM configured (or llm=None, the API's use_llm false) the question is searched once and
-the retrieved context is the answer, as before; there are no round events.
+the answer is the extractive one (the cited sentences that answer, then Read more); there are no
+round events.
 """
 from __future__ import annotations
 

@@ -41,9 +41,9 @@ def cmd_chat(args) -> int:
     if getattr(answerer, "llm", None) is not None:
         mode = f"answers by {settings.chat_model or settings.llm_model}"
     elif args.no_llm:
-        mode = "retrieval only (--no-llm): the answer is the retrieved context"
+        mode = "retrieval only (--no-llm): the extractive answer, cited"
     else:
-        mode = "no LLM configured (DGRAG_LLM_BASE_URL, DGRAG_LLM_MODEL): the answer is the retrieved context"
+        mode = "no LLM configured (DGRAG_LLM_BASE_URL, DGRAG_LLM_MODEL): the extractive answer, cited"
     _note(f"{loaded.n_nodes} nodes; {mode}. /help for commands, /exit or Ctrl-D to quit.")
     if sys.stdin.isatty():
         catch_ctrl_c()

@@ -85,7 +85,7 @@ def _asking(p) -> None:
                         "on documentation; env DGRAG_RETRIEVAL_METHOD)")
     _config(p)
     p.add_argument("--no-llm", action="store_true",
-                   help="retrieval only: the answer is the retrieved context, even when an LLM is configured "
+                   help="retrieval only: the extractive answer (cited sentences, Read more), even when an LLM is configured "
                         "(env DGRAG_LLM_BASE_URL and DGRAG_LLM_MODEL configure one)")
 
 

@@ -243,7 +243,7 @@ class Settings:
     @property
     def llm_configured(self) -> bool:
         """Is an LLM configured? The one place that decides: a base URL and a model. Without
-        one, enrichment takes the offline path and the answer is the retrieved context."""
+        one, enrichment takes the offline path and the answer is the extractive one (cited sentences)."""
         return bool(self.llm_base_url.strip() and self.llm_model.strip())
 
     @property

@@ -56,8 +56,8 @@ class ChatRequest(BaseModel):
     query: str = _QUERY
     index: str | None = _INDEX
     use_rag: bool = Field(True, description="retrieve context from the index")
-    use_llm: bool = Field(True, description="write an answer with the configured LLM (without one, the context "
-                                            "is the answer)")
+    use_llm: bool = Field(True, description="write an answer with the configured LLM (without one, the "
+                                            "extractive answer: cited sentences, Read more)")
     retrieval_config: dict[str, Any] | None = _CONFIG
     history: list[Message] = Field(default_factory=list, description="earlier turns, oldest first (the last 12 "
                                                                      "are kept; the model reads the last 6)")

@@ -32,8 +32,8 @@ from .sections import MAX_SECTIONS, MAX_TOKENS, MIN_TOKENS, read_node, search_se
 PATH = "/mcp"
 INSTRUCTIONS = ("Search and read the documentation indexed by this dgrag server. search_docs returns ranked "
                 "sections (breadcrumb, source URL, Markdown, code) within max_tokens; read_section reads one "
-                "section or a whole page by the id a search returned; ask writes a cited answer (or returns the "
-                "retrieved context when the server has no LLM); list_indexes names the indexes (pass one as "
+                "section or a whole page by the id a search returned; ask writes a cited answer (the extractive "
+                "one, cited sentences, when the server has no LLM); list_indexes names the indexes (pass one as "
                 "`index`).")
 
 _INDEX = Field(None, description="which index to search (see list_indexes); omitted: the default one")
@@ -87,7 +87,7 @@ def _read_tools(server, indexes: Indexes) -> None:
     @server.tool(annotations=read_only)
     def ask(question: Annotated[str, Field(description="the question, in English or Chinese")],
             index: Annotated[str | None, _INDEX] = None,
-            use_llm: Annotated[bool, Field(description="false: the retrieved context, no LLM answer")] = True,
+            use_llm: Annotated[bool, Field(description="false: the extractive answer (cited sentences), no LLM")] = True,
             ) -> dict[str, Any]:
         """Ask the docs: the server's agent searches and writes a Markdown answer citing [n] with a
         numbered list of source links; with no LLM configured, the sentences of the docs that answer,

@@ -44,7 +44,7 @@ class CompletionRequest(BaseModel):
     messages: list[OAIMessage] = Field(..., min_length=1, max_length=MAX_MESSAGES)
     stream: bool = False
     retrieval_config: dict[str, Any] | None = Field(None, description="retrieval parameters (extra body)")
-    use_llm: bool = Field(True, description="false: the retrieved context, no LLM answer (extra body)")
+    use_llm: bool = Field(True, description="false: the extractive answer (cited sentences, Read more), no LLM (extra body)")
 
 
 def text_of(content) -> str:
@@ -65,7 +65,7 @@ def split_messages(messages: list[OAIMessage]) -> tuple[str, list[dict]]:
 
 def sources_md(results) -> tuple[str, list[str]]:
     """The retrieved sections as a numbered list of links (and their URLs), for an answer
-    without an LLM: the context is the answer, and a chat front-end shows these as links."""
+    without an LLM: under the extractive answer, a chat front-end shows these as links."""
     lines, urls = [], []
     for ref in (r for res in results for r in res.chunks):
         url = ref.source_url or ""
