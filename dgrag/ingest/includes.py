@@ -269,10 +269,8 @@ class Includes:
         if opts.get("end-before") and opts["end-before"] in text:
             text = text[:text.index(opts["end-before"])]
         if "literal" in opts or "code" in opts:
-            fence = fence_for(text)
-            yield f"{fence}{opts.get('code') or EXT_LANG.get(full.suffix.lstrip('.').lower(), '')}"
-            yield from text.rstrip("\n").split("\n")
-            yield fence
+            yield from _fenced(text.rstrip("\n").split("\n"),
+                               opts.get("code") or EXT_LANG.get(full.suffix.lstrip(".").lower(), ""))
             return
         offset = int(opts["heading-offset"]) if str(opts.get("heading-offset", "")).isdigit() else 0
         sub = os.path.relpath(full.parent, self.docs_root).replace(os.sep, "/")
@@ -294,10 +292,9 @@ class Includes:
             return
         if re.search(r"""\bcode=["']?true""", args):
             lang = re.search(r"""\blang=["']?([\w+#-]+)""", args)
-            fence = fence_for("\n".join(lines))
-            yield f"{fence}{lang.group(1) if lang else EXT_LANG.get(full.suffix.lstrip('.').lower(), '')}"
-            yield from "\n".join(lines).rstrip("\n").split("\n")
-            yield fence
+            while lines and not lines[-1].strip():  # the file's last newline ends no line of code
+                lines = lines[:-1]
+            yield from _fenced(lines, lang.group(1) if lang else EXT_LANG.get(full.suffix.lstrip(".").lower(), ""))
             return
         sub = os.path.relpath(full.parent, self.docs_root).replace(os.sep, "/")
         yield from (s for _, s in self._lines(_without_front_matter(lines), sub, report, depth + 1))
@@ -309,11 +306,15 @@ class Includes:
         if lines is None:
             return
         picked = _pick_lines(_region(lines, region) if region else lines, options)
-        lang = EXT_LANG.get(full.suffix.lstrip(".").lower(), "")
-        fence = fence_for("\n".join(picked))
-        yield f"{fence}{lang}"
-        yield from picked
-        yield fence
+        yield from _fenced(picked, EXT_LANG.get(full.suffix.lstrip(".").lower(), ""))
+
+
+def _fenced(lines: list[str], lang: str):
+    """A file's lines as a code block of `lang`, fenced longer than any fence inside it."""
+    fence = fence_for("\n".join(lines))
+    yield f"{fence}{lang}"
+    yield from lines
+    yield fence
 
 
 def _without_front_matter(lines: list[str]) -> list[str]:

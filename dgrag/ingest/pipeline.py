@@ -266,7 +266,7 @@ class Indexer:
             return self._skip(path, hashlib.sha256(data).hexdigest(), str(exc))
         text, line_map, inc = self.includes.expand(path, text)
         digest = self._digest(path, data, {**inc.digests, **self.includes.code_file_digests(path, text)})
-        if logged and logged[0] == self._logged(digest) and logged[1] in ("ok", "skipped"):
+        if logged and logged[0] == logged_digest(digest) and logged[1] in ("ok", "skipped"):
             self.report.files_unchanged += 1
             return None
         nav = self.site.nav_of(path)
@@ -293,7 +293,7 @@ class Indexer:
         page.problems += [f"include not found: {t}" for t in inc.missing]
         with self.store.transaction():
             n = self._write_page(page, digest)
-            self.store.logs.log_file(path, self._logged(digest), "ok", "; ".join(page.problems)[:2000], n)
+            self.store.logs.log_file(path, logged_digest(digest), "ok", "; ".join(page.problems)[:2000], n)
         self.report.files_indexed += 1
         self.report.problems.extend(f"{path}: {p}" for p in page.problems)
         return None
@@ -308,15 +308,11 @@ class Indexer:
                      .encode())
         return h.hexdigest()
 
-    @staticmethod
-    def _logged(digest: str) -> str:
-        return logged_digest(digest)
-
     def _skip(self, path: str, digest: str | None, reason: str) -> None:
         with self.store.transaction():
             old = self.store.nodes.of_file(path)
             self.store.nodes.delete([r for r, _ in old.values()])
-            self.store.logs.log_file(path, digest and self._logged(digest), "skipped", reason)
+            self.store.logs.log_file(path, digest and logged_digest(digest), "skipped", reason)
 
     # ---- writing one page ---------------------------------------------------------------
     def _write_page(self, page: ParsedPage, digest: str) -> int:

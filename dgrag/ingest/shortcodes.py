@@ -32,7 +32,7 @@ def unescape(text: str) -> str:
     `{{%/* x */%}}` -> `{{% x %}}`."""
     if "/*" not in text and "*/" not in text:
         return text
-    return _ESCAPED.sub(lambda m: "{{" + m.group(1) if m.group(1) else m.group(2) + "}}", text)
+    return _ESCAPED.sub(lambda m: ("{{" + m.group(1)) if m.group(1) else (m.group(2) + "}}"), text)
 
 
 def block_line(state, line: int) -> str:
