@@ -70,7 +70,7 @@ def dump(work: Path, arkui_files: list[Path], only: list[str] | None = None) -> 
                 items = [{"source_path": nodes[r]["source_path"], "breadcrumb": nodes[r]["breadcrumb"],
                           "corpus_idx": (nodes[r]["meta"] or {}).get("corpus_idx")} for r in rowids]
                 rows.append({"q": q, "items": items, "F": rk["values"], "ppr_order": rk["ppr_order"],
-                             "ppr_agreement": rk["ppr_agreement"],
+                             "ppr_agreement": rk["ppr_agreement"], "passage_pages": rk["passage_pages"],
                              "X": extras(retriever.handle.get(), q["question"], items)})
         out[name] = rows
         print(f"{name}: {len(rows)} questions", flush=True)
@@ -130,11 +130,13 @@ def matrix(row: dict) -> np.ndarray:
 
 def _ranked(row: dict, w: np.ndarray, cfg: RetrievalConfig = DEFAULT) -> list[int]:
     """Candidate positions as the library ranks them: `order`, then PPR's places where dense
-    agrees with the walk (`rank_ppr_agreement`; not for dense, the base feature alone)."""
+    agrees with the walk (`rank_ppr_agreement`; not for dense, the base feature alone) in a
+    passage corpus (`rank_ppr_in`; a dump from before that rule counts as one)."""
     F = matrix(row)
     ranked = order(F, w).tolist() if len(F) else []
     dense = not np.any(w[1:])
-    if dense or cfg.rank_ppr_every <= 0 or agreement_of(row) < cfg.rank_ppr_agreement:
+    eligible = cfg.rank_ppr_in == "any" or row.get("passage_pages", True)
+    if dense or not eligible or cfg.rank_ppr_every <= 0 or agreement_of(row) < cfg.rank_ppr_agreement:
         return ranked
     pairs = interleave([(i, 0.0) for i in ranked], row.get("ppr_order", []), cfg.rank_ppr_head, cfg.rank_ppr_every)
     return [i for i, _ in pairs]

@@ -42,7 +42,9 @@ EXCERPT = ("如何创建 ArkTS 页面？", "how do I create an ArkTS page", "rou
 # how many of dense's best passages the agreement rule compares the walk's pages with: the
 # default, and fewer, so that dense agrees with the walk on some questions and not on others
 DENSE_K = (20, 4, 3, 2)
-OFF = {"rank_w_xref": 0.0}  # the feature added after the record
+# what came after the record: the cross-reference feature, and PPR's places kept to passage
+# corpora (`rank_ppr_in`; the crafted folder is a docs tree)
+OFF = {"rank_w_xref": 0.0, "rank_ppr_in": "any"}
 # recorded before the refactor: "dense_k|question" -> (the first ten sections' breadcrumbs,
 # PPR's places in the default ranking, the method ppr fell back to dense)
 EXPECTED_CRAFTED: dict[str, tuple[list[str], bool, bool]] = {

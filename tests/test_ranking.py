@@ -8,6 +8,7 @@ import pytest
 from conftest import crafted_retriever
 
 from dgrag.config import RetrievalConfig, Settings
+from dgrag.errors import ConfigError
 from dgrag.retrieve.ranking import FEATURES
 from dgrag.retrieve.retriever import Retriever
 from dgrag.store import Store
@@ -231,14 +232,39 @@ def test_ppr_gets_every_nth_place_after_the_head_and_nothing_is_dropped():
 
 def test_ppr_gets_places_where_half_of_its_pages_agree_with_dense(crafted):
     q = "how do I open a page with parameters"
+    anywhere = {"verbose": True, "rank_ppr_in": "any"}  # the crafted folder is a docs tree
     for dense_k in (20, 1, 0):
-        res = crafted.retrieve(q, {"verbose": True, "diffusion_trust_dense_k": dense_k})
+        res = crafted.retrieve(q, {**anywhere, "diffusion_trust_dense_k": dense_k})
         rk = res["trace"]["stage3"]["ranking"]
         assert rk["ppr_places"] == (rk["ppr_agreement"] >= RetrievalConfig().rank_ppr_agreement)
         assert rk["ppr_agreement"] == res["trace"]["stage3"]["dense_agreement"]
     assert rk["ppr_agreement"] == 0.0 and not rk["ppr_places"]  # dense_k 0: nothing agrees
-    every = crafted.retrieve(q, {"verbose": True, "diffusion_trust_dense_k": 0, "rank_ppr_agreement": 0.0})
+    every = crafted.retrieve(q, {**anywhere, "diffusion_trust_dense_k": 0, "rank_ppr_agreement": 0.0})
     assert every["trace"]["stage3"]["ranking"]["ppr_places"]  # a bar of 0: every walk gets its places
+
+
+@pytest.fixture(scope="module")
+def passages(tmp_path_factory, hash_embedder):
+    """The crafted folder's sections, one page each: a passage corpus."""
+    pages = {f"p{i}.md": f"# {title}\n\n{body}\n" for i, (title, body) in enumerate((
+        ("Opening a page", "Call the page router to open the second page."),
+        ("pushUrl", "Opens a page by its URL with parameters."),
+        ("Limits", "At most 32 pages on the stack."),
+        ("Moving a card", "To move a card smoothly, wrap the change in animateTo."),
+        ("animateTo", "Runs the closure's state changes over a duration.")))}
+    return crafted_retriever(tmp_path_factory.mktemp("passages"), pages, hash_embedder)
+
+
+def test_ppr_places_only_in_a_passage_corpus_unless_asked(crafted, passages):
+    q, agree = "how do I open a page with parameters", {"verbose": True, "rank_ppr_agreement": 0.0}
+    assert not crafted.handle.get().passage_pages() and passages.handle.get().passage_pages()
+    docs = crafted.retrieve(q, agree)["trace"]["stage3"]["ranking"]
+    assert docs["ppr_order"] and not docs["ppr_places"] and not docs["passage_pages"]
+    assert crafted.retrieve(q, {**agree, "rank_ppr_in": "any"})["trace"]["stage3"]["ranking"]["ppr_places"]
+    one = passages.retrieve(q, agree)["trace"]["stage3"]["ranking"]
+    assert one["ppr_order"] and one["ppr_places"] and one["passage_pages"]
+    with pytest.raises(ConfigError, match="rank_ppr_in"):
+        RetrievalConfig().merged({"rank_ppr_in": "docs"})
 
 
 def test_graph_features_false_is_the_no_graph_ablation():

@@ -76,7 +76,7 @@ def test_a_place_given_to_the_walk_says_so(small):
     # PPR's places on every question (any agreement with dense is enough): every 2nd place
     seen = set()
     for q in QUESTIONS:
-        res = small.retrieve(q, {"verbose": True, "rank_ppr_agreement": 0.0, "rank_ppr_every": 2,
+        res = small.retrieve(q, {"verbose": True, "rank_ppr_agreement": 0.0, "rank_ppr_every": 2, "rank_ppr_in": "any",
                                  "rank_ppr_head": 1, "final_chunk_k": 30})
         _check_whys(res)
         placed = [c["why"]["placed_by"] for c in res["chunks"]]

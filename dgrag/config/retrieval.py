@@ -115,6 +115,12 @@ class RetrievalConfig:
     # multi-hop question that one linear score ranks too low
     rank_ppr_every: int = 3
     rank_ppr_head: int = 2  # the first places, always the weighted ranking's
+    # where PPR's places apply: `passages`, an index whose every page is one section (a passage
+    # corpus: a question's later hop is another page the facts' entities reach), or `any` index.
+    # In a docs tree a section's siblings and the pages it links to are reached by the walk,
+    # links and API edges; there the places took section R@5 down on three of seven dev sets and
+    # up on none (docs/benchmarks.md, "PPR's places: passage corpora only")
+    rank_ppr_in: str = "passages"
     # the rule "dense agrees with the walk": at least this share of the pages holding PPR's best
     # `diffusion_trust_k` passages hold one of dense's best `diffusion_trust_dense_k`. Half: it
     # holds on 32 of MuSiQue's 34 dev questions (LLM facts: the walk's best pages include dense's
@@ -174,7 +180,7 @@ class RetrievalConfig:
             changes[name] = _coerce(value, known[name].type, name)
         merged = dataclasses.replace(self, **changes)
         merged._without_graph()
-        for name, allowed in (("method", ("diffusion", "ppr", "dense")),
+        for name, allowed in (("method", ("diffusion", "ppr", "dense")), ("rank_ppr_in", PPR_PLACES),
                               ("final_rerank_backend", ("none", "cross-encoder", "llm")),
                               ("vector_search", ("numpy", "sqlite-vec")), ("diffusion_engine", ("jit", "python")),
                               ("ppr_engine", ("push", "scipy", "igraph"))):
@@ -241,6 +247,7 @@ def _check_removed(name: str, value: Any) -> None:
         raise ConfigError(f"{name} was removed with the trust rule (issue 36): the weighted chunk ranking "
                           f"(rank_w_*) is the only one; only {name}={was!r} is still accepted")
 
+PPR_PLACES = ("passages", "any")  # rank_ppr_in's values
 GRAPH_WEIGHTS = ("rank_w_diffusion", "rank_w_ppr", "rank_w_evidence", "rank_w_link", "rank_w_bridge", "rank_w_xref")  # graph_features
 
 # Upper bounds of the retrieval parameters: far above any useful value (the defaults are 5-100),

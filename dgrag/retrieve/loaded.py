@@ -49,6 +49,7 @@ class LoadedIndex:
     _titles: object = field(default=None, repr=False)
     _language: object = field(default=None, repr=False)
     _prose: object = field(default=None, repr=False)
+    _passages: object = field(default=None, repr=False)
     _lexical_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
@@ -116,6 +117,15 @@ class LoadedIndex:
 
             self._page = page_of(self.ga)
         return self._page
+
+    def passage_pages(self) -> bool:
+        """True where no page holds more than one section: a passage corpus (`import-passages`,
+        or pages of one heading each), where a question's later hop is another page."""
+        if self._passages is None:
+            page = self.page_of()[self.nodes_of_type(NODE_TYPE_CODES["chunk"])]
+            page = page[page >= 0]
+            self._passages = bool(page.size == 0 or np.bincount(page).max() <= 1)
+        return self._passages
 
     def weighted_degree(self) -> np.ndarray:
         """Sum of edge weights per node (built on first use, for the push PPR)."""

@@ -160,9 +160,9 @@ def _weighted_chunks(li, cfg: RetrievalConfig, query: str, chunks: Route, walked
                      agreement: float):
     """The chunk ranking (ranking.py), its features for the trace and, when verbose, what ranked
     each of its first chunks (`_why`). Where dense agrees with the fact-seeded PPR walk
-    (`agreement`, `dense_agreement`, at least `rank_ppr_agreement`), it also gets places in the
-    tail (`ranking.interleave`): it finds the later hops (R@10) that one linear score ranks too
-    low, and the head stays the weighted ranking's."""
+    (`agreement`, `dense_agreement`, at least `rank_ppr_agreement`), in a passage corpus
+    (`rank_ppr_in`), it also gets places in the tail (`ranking.interleave`): it finds the later
+    hops (R@10) that one linear score ranks too low, and the head stays the weighted ranking's."""
     if cfg.rank_w_lexical > 0 and query:  # a weight of 0 costs nothing: no index built, no candidates
         lex_rows, index = li.lexical()
         lexical = (lex_rows, index.scores(query))
@@ -179,14 +179,16 @@ def _weighted_chunks(li, cfg: RetrievalConfig, query: str, chunks: Route, walked
     w = ranking.weights_of(cfg)
     by_score = ranked = ranking.rank(cands, F, w)
     by_ppr = [n for n, _ in graph[:cfg.rank_candidate_k]]  # every one a candidate (`ranking.candidates`)
-    places = cfg.rank_ppr_every > 0 and bool(by_ppr) and agreement >= cfg.rank_ppr_agreement
+    eligible = cfg.rank_ppr_in == "any" or li.passage_pages()
+    places = cfg.rank_ppr_every > 0 and eligible and bool(by_ppr) and agreement >= cfg.rank_ppr_agreement
     if places:
         ranked = ranking.interleave(ranked, by_ppr, cfg.rank_ppr_head, cfg.rank_ppr_every)
     at = {int(c): i for i, c in enumerate(cands.tolist())}
     why = _why(at, F, w, by_score, ranked, max(cfg.final_chunk_k, cfg.final_rerank_candidates)) if cfg.verbose else None
     return ranked, {"ranking": {"features": list(ranking.FEATURES), "weights": w.tolist(), "nodes": cands.tolist(),
                                 "values": np.round(F, 5).tolist(), "ppr_agreement": round(agreement, 4),
-                                "ppr_order": [at[n] for n in by_ppr], "ppr_places": places}}, why
+                                "ppr_order": [at[n] for n in by_ppr], "ppr_places": places,
+                                "passage_pages": li.passage_pages()}}, why
 
 
 def _why(at: dict[int, int], F: np.ndarray, w: np.ndarray, by_score: list[tuple[int, float]],
