@@ -286,3 +286,17 @@ def test_public_demo_refuses_writes_without_the_secret(tmp_path, fixture_index):
             action()
     service.check_admin("s3cret")  # the right secret passes
     assert service.read_only and service.health()["read_only"] is True
+
+
+def test_an_svg_image_is_reported_as_a_vector_image_not_as_unreadable(tmp_path):
+    from dgrag.ingest.images import ImageRejected, read_image
+
+    svg = b'<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><text>db</text></svg>'
+    (tmp_path / "diagram.drawio.svg").write_bytes(svg)
+    (tmp_path / "named-png.png").write_bytes(svg)  # sniffed by its first element, whatever its name
+    (tmp_path / "broken.png").write_bytes(b"\x89PNG not really")
+    for name in ("diagram.drawio.svg", "named-png.png"):
+        with pytest.raises(ImageRejected, match="SVG"):
+            read_image(tmp_path, name, max_bytes=1 << 20, max_pixels=1 << 20)
+    with pytest.raises(ImageRejected, match="not a readable image"):
+        read_image(tmp_path, "broken.png", max_bytes=1 << 20, max_pixels=1 << 20)

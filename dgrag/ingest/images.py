@@ -45,6 +45,8 @@ def read_image(root: Path, rel: str, *, max_bytes: int, max_pixels: int) -> Imag
     if size > max_bytes:
         raise ImageRejected(f"image over {max_bytes} bytes: {rel}")
     data = full.read_bytes()
+    if is_svg(rel, data):  # no raster to hash or show inline; a drawio diagram is often megabytes
+        raise ImageRejected(f"an SVG (vector) image is not indexed, its alt text stays in the section: {rel}")
     try:
         with Image.open(io.BytesIO(data)) as probe:
             width, height = probe.size
@@ -61,6 +63,13 @@ def read_image(root: Path, rel: str, *, max_bytes: int, max_pixels: int) -> Imag
     except Exception as exc:  # noqa: BLE001 - PIL raises many kinds for bad files
         raise ImageRejected(f"not a readable image ({type(exc).__name__}): {rel}") from None
     return ImageInfo(hashlib.sha256(data).hexdigest(), data, fmt, width, height, dh, ph)
+
+
+def is_svg(rel: str, data: bytes) -> bool:
+    """An SVG file, by its name or by its first element (`<svg`, after an XML prolog or a comment)."""
+    head = data[:1024].lstrip().lower()
+    return rel.lower().endswith((".svg", ".svgz")) or head.startswith(b"<svg") or (
+        head.startswith((b"<?xml", b"<!--", b"<!doctype svg")) and b"<svg" in head)
 
 
 def gray_thumbnail(data: bytes, size: int = 64) -> np.ndarray:
