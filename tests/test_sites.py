@@ -329,6 +329,40 @@ def test_a_mkdocs_site_indexed_from_its_repository_folder(tmp_path, hash_embedde
     assert code == ["print('hello from the example')"]
 
 
+ANNOTATED = {
+    "mkdocs.yml": "site_name: A\ntheme:\n  name: material\n  features:\n  - content.code.annotate\n",
+    "docs/index.md": """
+        # Models
+
+        ```python
+        {! ../src/app.py !}
+        ```
+
+        1. The import.
+        2. The engine, once per app.
+    """,
+    "src/app.py": "from sqlmodel import SQLModel  # (1)!\nengine = create_engine(url)  # (2)!\nx = 1  # one (3) of many\n",
+}
+
+
+def test_mkdocs_material_code_annotations_are_markers_not_code(tmp_path, hash_embedder):
+    # with `content.code.annotate` every fence's `# (1)!` is a button on the page: out of the
+    # code and out of its section's text (where the code is read from in a compact file)
+    root = _write(tmp_path / "repo", ANNOTATED)
+    s = Settings(db_path=tmp_path / "i.db", docs_root=root)
+    with Store(s.db_path) as st:
+        rep = index_folder(s, st, hash_embedder)
+        code, = st.con.execute("SELECT text FROM nodes WHERE type='code'").fetchone()
+        chunk, = st.con.execute("SELECT text FROM nodes WHERE type='chunk'").fetchone()
+    assert code == "from sqlmodel import SQLModel\nengine = create_engine(url)\nx = 1  # one (3) of many"
+    assert code in chunk and "(1)!" not in chunk and rep.dialect["recognised"]["code annotation"] == 2
+    (root / "mkdocs.yml").write_text("site_name: A\ntheme:\n  name: material\n")  # the feature off: code
+    assert "# (1)!" in parse_page("index.md", "```python\nx = 1  # (1)!\n```\n").nodes[-1]["text"]
+    with Store(s.db_path) as st:
+        index_folder(s, st, hash_embedder)
+        assert "(1)!" in st.con.execute("SELECT text FROM nodes WHERE type='code'").fetchone()[0]
+
+
 def test_a_changed_include_reindexes_the_page_that_includes_it(tmp_path, hash_embedder):
     root = _write(tmp_path / "repo", MKDOCS)
     s = Settings(db_path=tmp_path / "i.db", docs_root=root)

@@ -225,6 +225,22 @@ def _blocks_rule(state, start: int, end: int, silent: bool) -> bool:
     return True
 
 
+# mkdocs-material's code annotation marker: a comment holding only `(1)` (`(1)!` strips the
+# comment), at a line's end; the published page shows a button in its place
+_ANNOTATION = re.compile(r"[ \t]*(?:#|//|--|;|/\*|<!--)[ \t]*\(\d+\)!?[ \t]*(?:\*/|-->)?[ \t]*$")
+
+
+def annotated(info: str, site_wide: bool) -> bool:
+    """Whether a fence's code annotations are markers: the site enables them for every block
+    (mkdocs-material's `content.code.annotate`) or the fence's attributes name `.annotate`."""
+    return site_wide or (is_fence_attrs((info or "").strip()) and ".annotate" in info)
+
+
+def strip_annotation(line: str) -> str:
+    """A code line without its annotation marker (`x = 1  # (1)!` -> `x = 1`)."""
+    return _ANNOTATION.sub("", line)
+
+
 def fence_language(info: str) -> str:
     """A code fence's language as pymdownx.superfences reads its info: `python hl_lines="2"` ->
     python, an attribute list `{ .python .annotate }` -> its first class, `hl_lines="2"` -> none."""

@@ -19,8 +19,8 @@ import re
 from urllib.parse import unquote, urlsplit
 
 from .context import around as _around
-from .dialects import (ADMONITIONS, CODE_DIRECTIVES, IMAGE_DIRECTIVES, container_label, directive_of, fence_language,
-                       inline_text, is_fence_attrs, parser)
+from .dialects import (ADMONITIONS, CODE_DIRECTIVES, IMAGE_DIRECTIVES, annotated, container_label, directive_of,
+                       fence_language, inline_text, is_fence_attrs, parser, strip_annotation)
 from .includes import EXT_LANG
 from .shortcodes import template_label, unescape
 from .page import ImageRef, ParsedPage, content_hash, detect_language, load_front, node_id
@@ -43,8 +43,9 @@ _DIALECT = {"admonition_open", "container_adm_open", "container_blocks_open", "t
 class _PageParser:
     def __init__(self, path: str, text: str, context_lines: int, exists, slug_rule: str = "github",
                  read_code=None, fallback_title: str = "", mdx: bool = False, route_of=None,
-                 head_first: bool = False, site_root: str = "", site_url: str = ""):
+                 head_first: bool = False, site_root: str = "", site_url: str = "", annotations: bool = False):
         self.path = path
+        self.annotations = annotations  # every fence's `# (1)!` is a code annotation marker (mkdocs-material)
         self.site_root = site_root  # where "/img/x.png" starts: the site's docs folder (else the docs root)
         self.site_url = site_url  # the site's own URL: an image written as https://site/img/x.png is /img/x.png
         self.head_first = head_first
@@ -272,12 +273,27 @@ class _PageParser:
         if lang is None:
             lang = fence_language(tok.info) if tok.type == "fence" else ""
         content = unescape(tok.content.rstrip("\n") if content is None else content)
+        if tok.type == "fence" and annotated(tok.info, self.annotations):
+            content = self._strip_annotations(content, start + 1)
         if tok.markup == "{{<":  # a Hugo code shortcode: its tags read as the fence they stand for
             self._count("template tag")
             self.shown[start], self.shown[end - 1] = f"```{lang}", "```"
         if content.strip():
             self._add("code", content, chunk["id"], start + 1, end, code_language=lang.lower(),
                       context=self._context(start, end))
+
+    def _strip_annotations(self, content: str, first: int) -> str:
+        """The code without mkdocs-material's annotation markers, in the section's text too
+        (the body's lines start at page line `first`)."""
+        lines = content.split("\n")
+        for i, line in enumerate(lines):
+            clean = strip_annotation(line)
+            if clean != line:
+                lines[i] = clean
+                if first + i < len(self.lines):  # the source line keeps its indentation
+                    self.shown[first + i] = strip_annotation(self.shown.get(first + i, self.lines[first + i]))
+                self._count("code annotation")
+        return "\n".join(lines)
 
     def _table_md(self, tok, table_tokens) -> None:
         start, end = tok.map or (0, 0)
@@ -463,13 +479,14 @@ def parse_page(path: str, text: str, *, context_lines: int = 15, exists=lambda p
     `mdx`: the page is MDX (default: a .mdx file; Docusaurus reads .md pages as MDX too).
     `head_first`: a page with no H1 and no title is headed by its first heading (a site's page:
     mdBook's chapters start at "## Title"); off, such a page's sections stand alone, as GitHub shows them.
-    `extensions`: the MyST extensions the site enables (`dialects.parser`); `site_root`: the folder
+    `extensions`: the MyST extensions the site enables (`dialects.parser`), and `code_annotations`
+    where every fence's `# (1)!` is an annotation marker (mkdocs-material); `site_root`: the folder
     a site-absolute path (`/img/x.png`) starts from, relative to the docs root; `site_url`: the
     site's URL, an image under it (`https://site/img/x.png`) is that site-absolute path."""
     mdx = path.endswith(".mdx") if mdx is None else mdx
     tokens = parser(myst, heading_ids, tuple(sorted(extensions))).parse(text, {"mdx": mdx})
     pp = _PageParser(path, text, context_lines, exists, slug_rule, read_code, fallback_title, mdx, route_of,
-                     head_first, site_root, site_url)
+                     head_first, site_root, site_url, "code_annotations" in extensions)
     page = pp.run(tokens)
     if line_map is not None:
         pp.map_lines(line_map)

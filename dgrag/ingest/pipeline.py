@@ -299,13 +299,17 @@ class Indexer:
         return None
 
     def _digest(self, path: str, data: bytes, included: dict[str, str]) -> str:
-        """The page's bytes, and for a site page its URL and included files (`included`: file
-        -> sha256): a page whose include changed is parsed again. A plain page's digest is its
-        bytes' alone."""
+        """The page's bytes, and for a site page its URL, included files (`included`: file ->
+        sha256) and what of the site's config the reader reads it with (slug rule, Markdown
+        extensions, nav title): a page whose include or config changed is parsed again. A plain
+        page's digest is its bytes' alone."""
         h = hashlib.sha256(data)
         if included or self.site.parts:
             h.update(f"\0{self.site.page_url(path)}\0{IncludeReport(digests=included).digest() if included else ''}"
                      .encode())
+        if self.site.parts:
+            nav = self.site.nav_of(path)
+            h.update(f"\0{self.site.slug_rule}\0{','.join(self.site.extensions)}\0{nav[1] if nav else ''}".encode())
         return h.hexdigest()
 
     def _skip(self, path: str, digest: str | None, reason: str) -> None:

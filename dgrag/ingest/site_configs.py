@@ -37,7 +37,8 @@ class SitePart:
     nav: dict[str, tuple[int, str]] = field(default_factory=dict)   # page -> (order, title)
     exclude: list[str] = field(default_factory=list)  # folders under content that are not pages
     exclude_globs: list[str] = field(default_factory=list)  # VitePress's srcExclude, relative to its srcDir
-    extensions: tuple[str, ...] = ()    # MyST's that conf.py enables (attrs_block, ...); Hugo's block_attrs
+    # MyST's that conf.py enables (attrs_block, ...); Hugo's block_attrs; mkdocs-material's code_annotations
+    extensions: tuple[str, ...] = ()
     lower_paths: bool = False           # Hugo: URL paths lower-cased (unless disablePathToLower)
     suffix_langs: dict[str, str] = field(default_factory=dict)  # Hugo: "page.fr.md" -> fr's URL base
     root_url: str = ""                  # Hugo: the site's own base, where `url: /x/` starts in every language
@@ -175,12 +176,15 @@ def read_mkdocs(root: Path, folder: str, config: Path, notes: list[str]) -> list
     rule = "pymdownx" if "pymdownx.slugs" in slugify or "pymdownx" in slugify and "slug" in slugify else "python-markdown"
     nav: dict[str, tuple[int, str]] = {}
     _mkdocs_nav(data.get("nav"), docs_dir, nav, [0])
-    lang = (data.get("theme") or {}).get("language", "") if isinstance(data.get("theme"), dict) else ""
+    theme = data.get("theme") if isinstance(data.get("theme"), dict) else {}
+    lang = theme.get("language", "")
     style = "directory" if data.get("use_directory_urls", True) else "html"
+    # mkdocs-material's code annotations on every block: `# (1)!` in code is a marker, not code
+    annotate = isinstance(theme.get("features"), list) and "content.code.annotate" in theme["features"]
     notes.append(f"mkdocs: {posixpath.join(folder, config.name)} (docs_dir {docs_dir}, "
                  f"{len(exts)} markdown extensions, slug rule {rule})")
     return [SitePart(docs_dir, str(data.get("site_url") or ""), language_of_locale(lang) if lang else "",
-                     style, rule, nav=nav)]
+                     style, rule, nav=nav, extensions=("code_annotations",) if annotate else ())]
 
 
 def read_docusaurus(root: Path, folder: str, config: Path, notes: list[str]) -> list[SitePart]:
