@@ -1,17 +1,18 @@
 #!/usr/bin/env python3
-"""Validate the held-out question sets for the six public documentation sites.
+"""Validate the held-out question sets for the seven public documentation sites.
 
     python3 bench/sites/check_questions.py [--sites-root /work/sites] [--site redux ...]
     python3 bench/sites/check_questions.py --sections vitepress docs/en/guide/deploy.md
 
 Standalone (standard library only; it does not import dgrag). For each site file
 (bench/sites/<site>/questions.jsonl, site in redux, vitepress, rust-book, myst-parser,
-hugo-docs, starlight) it checks:
+hugo-docs, starlight, sqlmodel) it checks:
 
 - every line is a JSON object with the required fields and allowed values
   (lang en|zh, kind, style search|natural, split dev|test, hops 1|2);
 - ids are unique and shaped "<site>-NNN" (vitepress: "vp-en-NNN" / "vp-zh-NNN";
-  myst-parser: "myst-NNN"; hugo-docs: "hugo-NNN"; starlight: "sl-en-NNN" / "sl-zh-NNN"),
+  myst-parser: "myst-NNN"; hugo-docs: "hugo-NNN"; starlight: "sl-en-NNN" / "sl-zh-NNN";
+  sqlmodel: "sqlm-NNN"),
   and the id's language matches "lang";
 - split is "dev" exactly when the id's number is a multiple of 3, "test" otherwise;
 - every gold path exists under <sites-root>/<site> and lies in the published content
@@ -19,7 +20,9 @@ hugo-docs, starlight) it checks:
   myst-parser: docs/; hugo-docs: content/en/, never the headless snippets under
   content/en/_common/ nor the glossary's term pages, which Hugo does not render;
   starlight: .md / .mdx pages under docs/src/content/docs/, for en outside the locale
-  folders (de/, es/, zh-cn/, ...), for zh under docs/src/content/docs/zh-cn/);
+  folders (de/, es/, zh-cn/, ...), for zh under docs/src/content/docs/zh-cn/;
+  sqlmodel (MkDocs Material): .md pages under docs/, never the code under docs_src/ that
+  the pages include);
 - every gold section is a breadcrumb of one of the gold pages (page title, then the
   heading path, joined by " / "), computed by the small heading scanner below;
 - every gold page holds at least one gold section;
@@ -41,7 +44,11 @@ a {{< code-toggle >}} / {{< highlight >}} shortcode block are not headings; on t
 site (starlight) the title is always the front matter "title:" (the pages have no H1), MDX
 `import` / `export` lines are skipped, code fences may be indented (inside <Tabs> / <Steps>
 children) and headings inside a `:::note` / `:::tip` / `:::caution` / `:::danger` aside are
-not section headings (headings in Markdown inside a component's children are). Heading text is
+not section headings (headings in Markdown inside a component's children are); on the SQLModel
+site (sqlmodel, MkDocs Material with attr_list) headings may carry a trailing "{ #some-id }"
+attribute, which is stripped like on every site, and `/// tip` ... `///` admonition blocks,
+`//// tab | ...` blocks and `{* ./docs_src/... *}` / `{!./docs_src/...!}` code includes need no
+special handling (no heading sits inside an admonition, and included code is not scanned). Heading text is
 cleaned: trailing closing #'s and attribute/anchor suffixes
 ("{#id}", "{ #id }", "{#id .class}") are stripped, code spans keep their text without the
 backticks, links and images keep their text, HTML/JSX tags are removed, emphasis markers
@@ -60,7 +67,7 @@ from collections import Counter
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SITES = ("redux", "vitepress", "rust-book", "myst-parser", "hugo-docs", "starlight")
+SITES = ("redux", "vitepress", "rust-book", "myst-parser", "hugo-docs", "starlight", "sqlmodel")
 REQUIRED = ("id", "lang", "question", "gold_paths", "gold_sections", "hops", "kind",
             "split", "style")
 KINDS = {"howto", "api", "concept", "troubleshoot", "config", "keyword"}
@@ -73,6 +80,7 @@ ID_RE = {
     "myst-parser": re.compile(r"myst-(\d{3,})"),
     "hugo-docs": re.compile(r"hugo-(\d{3,})"),
     "starlight": re.compile(r"sl-(en|zh)-(\d{3,})"),
+    "sqlmodel": re.compile(r"sqlm-(\d{3,})"),
 }
 BILINGUAL_IDS = {"vitepress", "starlight"}  # ids carry the language: "<prefix>-<lang>-NNN"
 # Published content per site and language.
@@ -85,7 +93,11 @@ PREFIXES = {
     ("hugo-docs", "en"): ("content/en/",),
     ("starlight", "en"): ("docs/src/content/docs/",),
     ("starlight", "zh"): ("docs/src/content/docs/zh-cn/",),
+    ("sqlmodel", "en"): ("docs/",),
 }
+# Page file extensions per site (default: .md or .mdx). SQLModel's MkDocs site publishes only
+# .md pages (docs_src/ holds the Python code the pages include; it lies outside docs/).
+PAGE_EXTS = {"sqlmodel": (".md",)}
 # Starlight: the locale folders of docs/astro.config.mjs ("root" is English, at the top level);
 # an English gold page must not lie in any of them.
 STARLIGHT_LOCALES = ("de", "es", "ja", "fr", "it", "id", "zh-cn", "pt-br", "pt-pt", "ko", "tr",
@@ -109,7 +121,7 @@ HUGO_SITES = {"hugo-docs"}
 # heading inside a `:::note` / `:::tip` / `:::caution` / `:::danger` aside is no section.
 STARLIGHT_SITES = {"starlight"}
 SITE_LANGS = {"redux": {"en"}, "vitepress": {"en", "zh"}, "rust-book": {"en"}, "myst-parser": {"en"},
-              "hugo-docs": {"en"}, "starlight": {"en", "zh"}}
+              "hugo-docs": {"en"}, "starlight": {"en", "zh"}, "sqlmodel": {"en"}}
 
 # ---------------------------------------------------------------------------
 # Heading scanner
@@ -347,7 +359,7 @@ def check_site(site: str, qfile: Path, root: Path, cache: dict) -> tuple[list[di
         crumbs: dict[str, set[str]] = {}
         prefixes = PREFIXES.get((site, q["lang"]), ())
         for p in q["gold_paths"]:
-            if not p.startswith(prefixes) or not p.endswith((".md", ".mdx")):
+            if not p.startswith(prefixes) or not p.endswith(PAGE_EXTS.get(site, (".md", ".mdx"))):
                 errors.append(f"{where}: gold page {p} is outside {prefixes}")
             if p.startswith(EXCLUDED.get(site, ())) and p not in EXCLUDED_OK:
                 errors.append(f"{where}: gold page {p} is never rendered as a page")
@@ -390,9 +402,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sites-root", type=Path, default=Path("/work/sites"),
                     help="folder holding redux/, vitepress/, rust-book/, myst-parser/, hugo-docs/, "
-                         "starlight/ (default /work/sites)")
+                         "starlight/, sqlmodel/ (default /work/sites)")
     ap.add_argument("--site", action="append", choices=SITES,
-                    help="check only this site (repeatable); default all six")
+                    help="check only this site (repeatable); default all seven")
     ap.add_argument("--questions-dir", type=Path, default=HERE,
                     help="folder holding <site>/questions.jsonl (default: this script's folder)")
     ap.add_argument("--sections", nargs=2, metavar=("SITE", "PATH"),
