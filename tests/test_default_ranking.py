@@ -11,9 +11,11 @@ with its figures ("Cross-references: a guide and the API it calls"): it is off h
 `test_the_cross_references_move_the_default` shows it does move these rankings."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from conftest import crafted_retriever
 
+from dgrag.kernels.graph_arrays import EDGE_TYPE_CODES
 from dgrag.retrieve.retriever import Retriever
 
 PAGES = {
@@ -42,9 +44,10 @@ EXCERPT = ("如何创建 ArkTS 页面？", "how do I create an ArkTS page", "rou
 # how many of dense's best passages the agreement rule compares the walk's pages with: the
 # default, and fewer, so that dense agrees with the walk on some questions and not on others
 DENSE_K = (20, 4, 3, 2)
-# what came after the record: the cross-reference feature, and PPR's places kept to passage
-# corpora (`rank_ppr_in`; the crafted folder is a docs tree)
-OFF = {"rank_w_xref": 0.0, "rank_ppr_in": "any"}
+# what came after the record: the cross-reference feature, PPR's places kept to passage
+# corpora (`rank_ppr_in`; the crafted folder is a docs tree), and the ranking's PPR walk
+# without the tree's `contains` edges (`rank_ppr_tree`)
+OFF = {"rank_w_xref": 0.0, "rank_ppr_in": "any", "rank_ppr_tree": True}
 # recorded before the refactor: "dense_k|question" -> (the first ten sections' breadcrumbs,
 # PPR's places in the default ranking, the method ppr fell back to dense)
 EXPECTED_CRAFTED: dict[str, tuple[list[str], bool, bool]] = {
@@ -257,3 +260,22 @@ def test_the_cross_references_move_the_default(fixture_index, embedder):
     retriever = Retriever(fixture_index[0], embedder=embedder)
     moved = [q for q in EXCERPT if _first(retriever.retrieve(q)) != EXPECTED_EXCERPT[q][0]]
     assert moved
+
+
+def test_the_walk_without_the_tree_moves_the_crafted_folder(crafted):
+    """The ranking's PPR walk without `contains` edges (the default) ranks some pinned question
+    of the crafted folder (offline facts, so the walk has seeds) otherwise: the pins need OFF."""
+    moved = [q for q in CRAFTED
+             if _first(crafted.retrieve(q, {**OFF, "rank_ppr_tree": False})) != EXPECTED_CRAFTED[f"20|{q}"][0]]
+    assert moved
+
+
+def test_the_ranking_walks_the_graph_less_its_tree(crafted):
+    li = crafted.handle.get()
+    contains = EDGE_TYPE_CODES["contains"]
+    g = li.walked(False)
+    assert (li.ga.etype == contains).any() and not (g.etype == contains).any()
+    assert g.indices.size == int((li.ga.etype != contains).sum()) and li.walked(True) is li.ga
+    rows = np.repeat(np.arange(li.n_nodes), np.diff(g.indptr))
+    np.testing.assert_allclose(li.weighted_degree(False), np.bincount(rows, g.weight, minlength=li.n_nodes))
+    assert li.adjacency(False).nnz == g.indices.size and li.adjacency(True).nnz == li.ga.indices.size

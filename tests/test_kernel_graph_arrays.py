@@ -3,7 +3,7 @@ import pytest
 from scipy.sparse import csr_matrix
 
 from dgrag.kernels.graph_arrays import (EDGE_TYPE_CODES as E, NODE_TYPE_CODES as N, GraphArrays,
-                                        build_graph_arrays, edge_cost, page_of, to_scipy)
+                                        build_graph_arrays, edge_cost, page_of, to_scipy, without_edges)
 
 
 def test_codes():
@@ -48,6 +48,20 @@ def test_build_layout_and_dtypes():
     for r in range(4):
         row = ga.cost[ga.indptr[r]:ga.indptr[r + 1]]
         assert np.all(np.diff(row) >= 0)
+
+
+def test_without_edges_drops_one_type_and_keeps_rows_and_order():
+    ga = _small()
+    g = without_edges(ga, [E["contains"]])
+    assert g.n_nodes == 4 and g.indptr.tolist() == [0, 3, 4, 5, 6]
+    assert g.indices.tolist() == [3, 2, 1, 0, 0, 0]   # rows 1 and 2 lose their contains entry
+    assert g.etype.tolist() == [E["synonymy"], E["passage"], E["semantic"], E["semantic"], E["passage"], E["synonymy"]]
+    np.testing.assert_allclose(g.cost, [0.05, 0.2, 1.0, 1.0, 0.2, 0.05], rtol=1e-6)
+    np.testing.assert_allclose(g.weight, [0.95, 1.0, 0.5, 0.5, 1.0, 0.95], rtol=1e-6)
+    assert ga.indptr.tolist() == [0, 3, 5, 7, 8]      # the graph it was read from is untouched
+    bare = without_edges(ga, E.values())
+    assert bare.indptr.tolist() == [0, 0, 0, 0, 0] and bare.indices.size == 0
+    assert without_edges(ga, []).indices.tolist() == ga.indices.tolist()
 
 
 def test_symmetric_entries():

@@ -87,6 +87,11 @@ class RetrievalConfig:
     # candidates, its score does not rank them)
     rank_w_diffusion: float = FITTED["diffusion"]
     rank_w_ppr: float = FITTED["ppr"]  # weight of the fact-seeded PPR score over its best
+    # the walk behind `ppr` crosses the tree's `contains` edges too (file -> section ->
+    # sub-section -> code). Off: a page or a parent section, joined to each of its parts, gathers
+    # their mass as a hub and took the first place from the part that answers; HippoRAG's own
+    # graph has no tree (docs/benchmarks.md, "PPR without the tree"). The method `ppr` walks every edge
+    rank_ppr_tree: bool = False
     rank_w_evidence: float = FITTED["evidence"]  # weight of facts and named entities pointing at the passage
     # weight of a jump link to or from one of the best base passages' pages, its credit divided
     # by log2(1 + the pages the linked page is joined to)

@@ -100,6 +100,17 @@ def build_graph_arrays(n_nodes: int, src: np.ndarray, dst: np.ndarray,
                        weight=w, etype=et, node_type=nt.copy())
 
 
+def without_edges(ga: GraphArrays, etype_codes) -> GraphArrays:
+    """The same graph less every entry of the given edge types (each row keeps its order, so
+    its cost sort holds). The nodes stay, an isolated one included."""
+    keep = ~np.isin(ga.etype, np.asarray(list(etype_codes), dtype=np.uint8))
+    rows = np.repeat(np.arange(ga.n_nodes, dtype=np.int64), np.diff(ga.indptr))
+    indptr = np.zeros(ga.n_nodes + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows[keep], minlength=ga.n_nodes), out=indptr[1:])
+    return GraphArrays(indptr=indptr, indices=ga.indices[keep], cost=ga.cost[keep], weight=ga.weight[keep],
+                       etype=ga.etype[keep], node_type=ga.node_type)
+
+
 def page_of(ga: GraphArrays) -> np.ndarray:
     """The file node each node hangs under along `contains` edges, breadth-first from the
     files (a node under two parents takes one of them); -1 where none, e.g. entities."""

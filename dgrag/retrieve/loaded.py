@@ -39,9 +39,10 @@ class LoadedIndex:
     entity_by_name: dict[str, int]  # normalised name -> graph index
     load_seconds: float = 0.0
     fact_search: FactSearch = EXACT  # the fact route's approximate index, past fact_ann_min_vectors
-    _igraph: object = field(default=None, repr=False)
-    _csr: object = field(default=None, repr=False)
-    _wdeg: object = field(default=None, repr=False)
+    _igraph: dict = field(default_factory=dict, repr=False)  # each keyed by `tree` (see `walked`)
+    _csr: dict = field(default_factory=dict, repr=False)
+    _wdeg: dict = field(default_factory=dict, repr=False)
+    _walked: dict = field(default_factory=dict, repr=False)
     _page: object = field(default=None, repr=False)
     _vec_row: object = field(default=None, repr=False)
     _of_type: dict = field(default_factory=dict, repr=False)
@@ -79,13 +80,25 @@ class LoadedIndex:
         ok = (self.n_nodes > 0) & (self.rowids[pos] == rowids) if self.n_nodes else np.zeros(rowids.shape, bool)
         return np.where(ok, pos, -1)
 
-    def adjacency(self):
-        """The weighted adjacency as a SciPy CSR matrix (built on first use, for PPR)."""
-        if self._csr is None:
+    def walked(self, tree: bool = True) -> GraphArrays:
+        """The graph PPR walks: every edge, or without the tree's `contains` edges (`tree` False:
+        a page or a parent section, joined to each of its parts, would gather their mass as a
+        hub; HippoRAG's graph is entities and passages). Built on first use."""
+        if tree:
+            return self.ga
+        if False not in self._walked:
+            from ..kernels.graph_arrays import without_edges
+
+            self._walked[False] = without_edges(self.ga, [EDGE_TYPE_CODES["contains"]])
+        return self._walked[False]
+
+    def adjacency(self, tree: bool = True):
+        """The weighted adjacency of `walked(tree)` as a SciPy CSR matrix (built on first use, for PPR)."""
+        if tree not in self._csr:
             from ..kernels.graph_arrays import to_scipy
 
-            self._csr = to_scipy(self.ga)
-        return self._csr
+            self._csr[tree] = to_scipy(self.walked(tree))
+        return self._csr[tree]
 
     def nodes_of_type(self, code: int) -> np.ndarray:
         """Graph indices of one node type, ascending (built on first use: queries ask often)."""
@@ -127,13 +140,14 @@ class LoadedIndex:
             self._passages = bool(page.size == 0 or np.bincount(page).max() <= 1)
         return self._passages
 
-    def weighted_degree(self) -> np.ndarray:
-        """Sum of edge weights per node (built on first use, for the push PPR)."""
-        if self._wdeg is None:
+    def weighted_degree(self, tree: bool = True) -> np.ndarray:
+        """Sum of edge weights per node of `walked(tree)` (built on first use, for the push PPR)."""
+        if tree not in self._wdeg:
             from ..kernels.ppr_push import weighted_degree
 
-            self._wdeg = weighted_degree(self.ga.indptr, self.ga.weight)
-        return self._wdeg
+            g = self.walked(tree)
+            self._wdeg[tree] = weighted_degree(g.indptr, g.weight)
+        return self._wdeg[tree]
 
     def lexical(self) -> tuple[np.ndarray, "LexicalIndex"]:
         """The chunks' lexical index (breadcrumb and whole text, code and tables included) and
@@ -178,18 +192,19 @@ class LoadedIndex:
         self.lexical()
         return self._titles
 
-    def igraph(self):
-        """An igraph Graph of the same edges (built on first use, for PPR comparisons)."""
-        if self._igraph is None:
+    def igraph(self, tree: bool = True):
+        """An igraph Graph of `walked(tree)`'s edges (built on first use, for PPR comparisons)."""
+        if tree not in self._igraph:
             import igraph as ig
 
-            rows = np.repeat(np.arange(self.n_nodes), np.diff(self.ga.indptr))
-            keep = rows < self.ga.indices
-            g = ig.Graph(n=self.n_nodes, edges=np.column_stack([rows[keep], self.ga.indices[keep]]).tolist(),
+            ga = self.walked(tree)
+            rows = np.repeat(np.arange(self.n_nodes), np.diff(ga.indptr))
+            keep = rows < ga.indices
+            g = ig.Graph(n=self.n_nodes, edges=np.column_stack([rows[keep], ga.indices[keep]]).tolist(),
                          directed=False)
-            g.es["weight"] = self.ga.weight[keep].astype(float).tolist()
-            self._igraph = g
-        return self._igraph
+            g.es["weight"] = ga.weight[keep].astype(float).tolist()
+            self._igraph[tree] = g
+        return self._igraph[tree]
 
 
 GRAPH_KEYS = ("rowids", "node_type", "indptr", "indices", "cost", "weight", "etype", "facts",

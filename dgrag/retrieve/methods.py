@@ -122,7 +122,8 @@ def run_diffusion(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact:
     quotas = {t: q for t, q in quotas.items() if li.nodes_of_type(t).size > 0}
     graph, agreement = [], 0.0
     if (facts.positions.size or exact) and cfg.rank_w_ppr > 0:
-        graph = run_ppr(li, cfg, qv, routes, exact, dense, fallback=False).ranked["chunk"][:cfg.diffusion_chunk_k]
+        graph = run_ppr(li, cfg, qv, routes, exact, dense, fallback=False,
+                        tree=cfg.rank_ppr_tree).ranked["chunk"][:cfg.diffusion_chunk_k]
         # it decides whether PPR gets places in the ranking's tail (`_weighted_chunks`)
         agreement = dense_agreement(li.page_of(), cfg, chunks.positions, graph)
     ev = fact_evidence(li, facts, exact) if cfg.rank_w_evidence > 0 else None  # the ranking weighs it
@@ -231,11 +232,12 @@ def dense_agreement(page: np.ndarray, cfg: RetrievalConfig, dense_ids: np.ndarra
 
 
 def run_ppr(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact: list[int],
-            dense: QueryCosines | None = None, fallback: bool = True) -> Stage3Result:
+            dense: QueryCosines | None = None, fallback: bool = True, tree: bool = True) -> Stage3Result:
     """HippoRAG 2: entity seeds from the top facts, passages at `ppr_passage_weight` of their dense score.
     `dense` is the question's cosines, when the caller has them already; `fallback`
     (the method `ppr`, not the diffusion's graph feature) gives dense's passages when the
-    seeds are of no use."""
+    seeds are of no use; `tree` False walks the graph without its `contains` edges
+    (`LoadedIndex.walked`: the ranking's `ppr` feature)."""
     facts = routes["fact"]
     reset = np.zeros(li.n_nodes)
     top = facts.positions[:cfg.fact_seed_k]
@@ -265,12 +267,13 @@ def run_ppr(li, cfg: RetrievalConfig, qv, routes: dict[str, Route], exact: list[
             rows, d = rows[keep], d[keep]
         reset[rows] += d * cfg.ppr_passage_weight
     if cfg.ppr_engine == "push":
-        scores = ppr_push(li.ga.indptr, li.ga.indices, li.ga.weight, li.weighted_degree(), reset,
+        g = li.walked(tree)
+        scores = ppr_push(g.indptr, g.indices, g.weight, li.weighted_degree(tree), reset,
                           damping=cfg.ppr_damping, eps=cfg.ppr_push_eps)
     elif cfg.ppr_engine == "igraph":
-        scores = ppr_igraph(li.igraph(), reset, damping=cfg.ppr_damping)
+        scores = ppr_igraph(li.igraph(tree), reset, damping=cfg.ppr_damping)
     else:
-        scores = ppr_scipy(li.adjacency(), reset, damping=cfg.ppr_damping)
+        scores = ppr_scipy(li.adjacency(tree), reset, damping=cfg.ppr_damping)
     spread = {"chunk": cfg.diffusion_chunk_k, "code": cfg.diffusion_code_k, "table": cfg.diffusion_table_k,
               "image": cfg.diffusion_image_k}
     final = {"chunk": cfg.final_chunk_k, "code": cfg.final_code_k, "table": cfg.final_table_k,

@@ -61,7 +61,8 @@ REGISTRY = (
     Feature("diffusion", "the cost-aware diffusion reached it cheaply",
             "the diffusion's own score, over its best"),
     Feature("ppr", "the fact-seeded PPR walk (HippoRAG 2's graph signal) reached it",
-            "the PPR score, over its best; 0 without seeds"),
+            "the PPR score over the graph less its tree's `contains` edges (`rank_ppr_tree`), over its "
+            "best; 0 without seeds"),
     Feature("evidence", "facts and entities the question names point at it",
             "a matched fact's credit (its rerank score, min-max) to the chunk it was read from and a share "
             "through each of its entities, and each entity the question names, an entity's credit divided "
