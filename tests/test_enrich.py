@@ -59,6 +59,10 @@ def test_enrich_all_online_fills_the_semantic_layer_and_reruns_free(indexed, ope
 def test_faults_lose_nothing_and_retry_failed_completes(indexed, openai_server_factory, monkeypatch):
     server = openai_server_factory(responder, fault_rate=0.3, fault_kinds=["429", "500", "garbage", "truncated"],
                                    seed=7)
+    # the first 12 requests fail: the 4 workers' first items spend their 3 attempts on them, so some
+    # items exhaust their retries whatever order the random faults after them fall in (under load
+    # the workers' requests interleave differently, and the seeded faults alone may spare every item)
+    server.add_faults(*["500"] * 12)
     _llm_env(monkeypatch, server)
     from dgrag.config import Settings
 
