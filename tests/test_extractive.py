@@ -29,6 +29,15 @@ def test_a_section_splits_into_sentences_rows_and_code_blocks():
         ("sentence", "a list item stands alone", ""), ("code", "let a = 1", "ts")]
 
 
+def test_a_label_line_is_no_unit_and_a_repeated_sentence_is_said_once():
+    text = "[Windows]\n\n```shell\nace check\n```\n\n**Note**\n\nRun ace check after installing the SDK.\n"
+    assert split_section(text) == [("code", "ace check", "shell"), ("sentence", "Run ace check after installing the SDK.", "")]
+    assert split_section("短句也行。\n") == [("sentence", "短句也行。", "")]
+    same = [Unit("Set the SDK path first.", "sentence", 1, 0, 0), Unit("Set the SDK path first.", "sentence", 2, 1, 0),
+            Unit("Then run ace check.", "sentence", 2, 1, 1)]
+    assert render(select(same, [0.9, 0.89, 0.88])) == "Set the SDK path first. [1] Then run ace check. [2]"
+
+
 def test_sentences_fill_the_budget_best_first_and_a_code_block_stands_alone():
     units = [Unit("A" * 300, "sentence", 1, 0, 0), Unit("B" * 250, "sentence", 2, 1, 0),
              Unit("C" * 200, "sentence", 1, 0, 1), Unit("D" * 10, "sentence", 3, 2, 0)]

@@ -109,8 +109,12 @@ def split_section(text: str) -> list[tuple[str, str, str]]:
 
 
 def _worth(sentence: str) -> bool:
+    """A unit says something: a Chinese one 4 characters or more, another 8 or more and two words or
+    more (a label line such as `[Windows]` or `**Note**` before a code block answers nothing)."""
     s = sentence.strip()
-    return (len(s) >= 8 or (len(s) >= 4 and language_of(s) == "zh")) and any(c.isalnum() for c in s)
+    if language_of(s) == "zh":
+        return len(s) >= 4 and any(c.isalnum() for c in s)
+    return len(s) >= 8 and len(tokenize(s)) >= 2
 
 
 def candidates(question: str, numbered: list[tuple[int, Reference]], sections: int = SECTIONS) -> list[Unit]:
@@ -200,12 +204,12 @@ def select(units: list[Unit], scores, budget: int = ANSWER_CHARS, question: str 
         scores = scores + W_BRIDGE * bridge_bonus(question, best, units)
     order = np.array([units.index(best)] + [i for i in np.argsort(-scores, kind="stable").tolist()
                                             if units[i] is not best])
-    chosen, used = [], 0
+    chosen, used, said = [], 0, set()
     for i in order.tolist():
         u = units[i]
         far = scores[i] < scores.max() - MARGIN and u is not best  # the best leads whatever its bonus
-        if u.kind != "sentence" or far or len(chosen) >= MAX_SENTENCES:
-            continue
+        if u.kind != "sentence" or far or len(chosen) >= MAX_SENTENCES or u.text.strip() in said:
+            continue  # a sentence two sections repeat is said once
         cost = len(u.text) + len(f" [{u.n}]") + 1
         if used + cost > budget:
             if chosen:
@@ -213,6 +217,7 @@ def select(units: list[Unit], scores, budget: int = ANSWER_CHARS, question: str 
             u = dataclasses.replace(u, text=u.text[:budget - len(f" [{u.n}]") - 1].rstrip() + "…")
             cost = budget
         chosen.append(u)
+        said.add(u.text.strip())
         used += cost
     # the best first (its citation is the answer's lead), the rest in reading order
     return chosen[:1] + sorted(chosen[1:], key=lambda u: (u.rank, u.order))
