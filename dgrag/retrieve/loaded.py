@@ -42,7 +42,7 @@ class LoadedIndex:
     _igraph: dict = field(default_factory=dict, repr=False)  # each keyed by `tree` (see `walked`)
     _csr: dict = field(default_factory=dict, repr=False)
     _wdeg: dict = field(default_factory=dict, repr=False)
-    _walked: dict = field(default_factory=dict, repr=False)
+    _no_tree: object = field(default=None, repr=False)
     _page: object = field(default=None, repr=False)
     _vec_row: object = field(default=None, repr=False)
     _of_type: dict = field(default_factory=dict, repr=False)
@@ -86,11 +86,11 @@ class LoadedIndex:
         hub; HippoRAG's graph is entities and passages). Built on first use."""
         if tree:
             return self.ga
-        if False not in self._walked:
+        if self._no_tree is None:
             from ..kernels.graph_arrays import without_edges
 
-            self._walked[False] = without_edges(self.ga, [EDGE_TYPE_CODES["contains"]])
-        return self._walked[False]
+            self._no_tree = without_edges(self.ga, [EDGE_TYPE_CODES["contains"]])
+        return self._no_tree
 
     def adjacency(self, tree: bool = True):
         """The weighted adjacency of `walked(tree)` as a SciPy CSR matrix (built on first use, for PPR)."""
