@@ -2,6 +2,7 @@
 whether the docs cover a question, calibrated per index; components; no node id shown."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 
@@ -36,6 +37,20 @@ def test_a_label_line_is_no_unit_and_a_repeated_sentence_is_said_once():
     same = [Unit("Set the SDK path first.", "sentence", 1, 0, 0), Unit("Set the SDK path first.", "sentence", 2, 1, 0),
             Unit("Then run ace check.", "sentence", 2, 1, 1)]
     assert render(select(same, [0.9, 0.89, 0.88])) == "Set the SDK path first. [1] Then run ace check. [2]"
+
+
+def test_a_section_cut_short_in_its_reference_loses_its_last_fragment():
+    from dgrag.answer.extractive import candidates
+    from dgrag.core import Reference
+    from dgrag.retrieve.context import MAX_CHUNK_CHARS
+
+    tail = " If you use Android S"  # "…Studio, download the SDK there." past the cut
+    head = "Install the SDK first. " * 107 + "Run ace check now."
+    cut = Reference("c1", "chunk", 1.0, "Setup / SDK", text=head + " " * (MAX_CHUNK_CHARS - len(head) - len(tail)) + tail)
+    assert len(cut.text) == MAX_CHUNK_CHARS
+    assert candidates("install the sdk", [(1, cut)])[-1].text == "Run ace check now."
+    short = dataclasses.replace(cut, text="Install the SDK first. If you use Android Studio, download it there.")
+    assert candidates("install the sdk", [(1, short)])[-1].text == "If you use Android Studio, download it there."
 
 
 def test_sentences_fill_the_budget_best_first_and_a_code_block_stands_alone():

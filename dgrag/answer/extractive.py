@@ -29,6 +29,7 @@ import numpy as np
 
 from ..core import Reference, language_of, page_title
 from ..kernels.tokens import IDEOGRAPHS, tokenize
+from ..retrieve.context import MAX_CHUNK_CHARS
 
 ANSWER_CHARS = 600
 SECTIONS = 5       # the top sections whose units are candidates
@@ -129,6 +130,8 @@ def candidates(question: str, numbered: list[tuple[int, Reference]], sections: i
     units: list[Unit] = []
     for rank, (n, ref) in enumerate(picked + extra):
         parts = [("code", ref.text, ref.code_language or "")] if ref.type == "code" else split_section(ref.text)
+        if ref.type == "chunk" and len(ref.text) >= MAX_CHUNK_CHARS:
+            parts = parts[:-1]  # the reference holds the section's text cut short: its last unit is a fragment
         for order, (kind, text, extra_text) in enumerate(parts):
             units.append(Unit(text, kind, n, rank, order, ref.breadcrumb, header=extra_text if kind == "row" else "",
                               language=extra_text if kind == "code" else "", passage=ref.corpus_idx is not None))
