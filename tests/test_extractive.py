@@ -34,6 +34,8 @@ def test_a_label_line_is_no_unit_and_a_repeated_sentence_is_said_once():
     text = "[Windows]\n\n```shell\nace check\n```\n\n**Note**\n\nRun ace check after installing the SDK.\n"
     assert split_section(text) == [("code", "ace check", "shell"), ("sentence", "Run ace check after installing the SDK.", "")]
     assert split_section("短句也行。\n") == [("sentence", "短句也行。", "")]
+    assert split_section("**OpenHarmony Platform**\n\n**注意：**\n\n[macOS]\n\n**Bold** words lead a sentence.\n") == [
+        ("sentence", "**Bold** words lead a sentence.", "")]
     same = [Unit("Set the SDK path first.", "sentence", 1, 0, 0), Unit("Set the SDK path first.", "sentence", 2, 1, 0),
             Unit("Then run ace check.", "sentence", 2, 1, 1)]
     assert render(select(same, [0.9, 0.89, 0.88])) == "Set the SDK path first. [1] Then run ace check. [2]"

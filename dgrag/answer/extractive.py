@@ -48,6 +48,7 @@ W_LEX_DOCS, W_SECTION = 0.0, 0.1
 _SENTENCE_END = re.compile(f"(?<=[.!?])\\s+(?=[A-Z0-9\"'(`{IDEOGRAPHS}])|(?<=[。！？；])")
 _LINK = re.compile(r"!?\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])|<!--.*?-->")  # inline and reference links; comments
 _FENCE = re.compile(r"^\s*(```|~~~)")
+_LABEL = re.compile(r"\*\*[^*]+\*\*[:：]?|\[[^\]]+\]")  # a line that is only a bold or bracketed label
 
 
 @dataclass
@@ -110,9 +111,11 @@ def split_section(text: str) -> list[tuple[str, str, str]]:
 
 
 def _worth(sentence: str) -> bool:
-    """A unit says something: a Chinese one 4 characters or more, another 8 or more and two words or
-    more (a label line such as `[Windows]` or `**Note**` before a code block answers nothing)."""
+    """A unit says something: not a label line alone (`[Windows]`, `**OpenHarmony Platform**` before a
+    code block answers nothing); a Chinese one 4 characters or more, another 8 or more and two words or more."""
     s = sentence.strip()
+    if _LABEL.fullmatch(s):
+        return False
     if language_of(s) == "zh":
         return len(s) >= 4 and any(c.isalnum() for c in s)
     return len(s) >= 8 and len(tokenize(s)) >= 2
