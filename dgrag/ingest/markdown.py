@@ -22,7 +22,7 @@ from .context import around as _around
 from .dialects import (ADMONITIONS, CODE_DIRECTIVES, IMAGE_DIRECTIVES, annotated, container_label, directive_of,
                        fence_language, inline_text, is_fence_attrs, parser, strip_annotation)
 from .includes import EXT_LANG
-from .shortcodes import template_label, unescape
+from .shortcodes import openapi_label, template_label, unescape
 from .page import ImageRef, ParsedPage, content_hash, detect_language, load_front, node_id
 from .slugs import Slugger
 
@@ -197,6 +197,8 @@ class _PageParser:
         elif tok.type == "template_tag":
             name, title, closing = template_label(tok.meta["groups"])
             kind, label = "template tag", "" if closing else title
+            if name in ("openapi", "openapi-operation") and not closing:  # GitBook: drawn from an OpenAPI spec
+                kind, label = "generated reference", openapi_label(tok.meta["groups"])
             self._note(label, line)
         elif tok.type == "block_attrs":
             kind = "attribute list"
@@ -257,7 +259,8 @@ class _PageParser:
         elif self.root_crumb and crumbs[0] != self.root_crumb:
             crumbs.insert(0, self.root_crumb)
         line = tok.map[0] if tok.map else 0
-        anchor = self.slugger.anchor(shown, tok.attrGet("id") or self.target)
+        element = [c.content for c in inline_tok.children or [] if c.type == "html_inline"]
+        anchor = self.slugger.anchor(shown, tok.attrGet("id") or self.target or self.slugger.element_id(element))
         self.target = ""
         if tok.attrGet("id") and tok.markup.startswith("#"):
             self.shown[line] = f"{tok.markup} {title}"
@@ -319,8 +322,9 @@ class _PageParser:
             self._component(tok)
         if "<table" in content.lower():
             chunk = self._ensure_chunk(start)
+            first = re.search(r"<tr\b[^>]*>(.*?)</tr>", content, re.I | re.S)  # the header: the first row's cells
             cells = [html.unescape(_TAG.sub(" ", c)).strip()
-                     for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", content, re.I | re.S)]
+                     for c in re.findall(r"<t[hd]\b[^>]*>(.*?)</t[hd]>", first.group(1) if first else content, re.I | re.S)]
             self._add("table", content.strip(), chunk["id"], start + 1, end, table_format="html",
                       header=cells[:8], rows=content.lower().count("<tr"), context=self._context(start, end))
         for m in _HREF.finditer(content):

@@ -57,6 +57,14 @@ def template_label(groups: tuple) -> tuple[str, str, bool]:
     return (name or "").lower(), (m.group(1) if m else ""), closing or (name or "").lower().startswith("end")
 
 
+def openapi_label(groups: tuple) -> str:
+    """GitBook's `{% openapi src="spec.yaml" path="/v1/x" method="post" %}`: the operation it
+    renders from the spec, "API operation: POST /v1/x" (the spec itself is not read)."""
+    args = dict(re.findall(r"""(\w+)=["']([^"']*)["']""", groups[2] or ""))
+    op = " ".join(p for p in (args.get("method", "").upper(), args.get("path", "")) if p)
+    return f"API operation: {op}" if op else "API operation"
+
+
 def shortcode_lines(state, start: int, end: int, silent: bool) -> bool:
     """Hugo: a shortcode whose arguments take several lines (`{{% blocks/cover` ... `%}}`) ->
     one `template_tag` token."""

@@ -1,7 +1,8 @@
 """The docs site a folder is: its generator, which pages it publishes, and their URLs.
 
 `detect_site(root, settings)` finds the generator's config under the docs root (mkdocs.yml,
-docusaurus.config.*, .vitepress/config.*, book.toml, conf.py, astro.config.* with Starlight)
+docusaurus.config.*, .vitepress/config.*, book.toml, conf.py, astro.config.* with Starlight,
+.gitbook.yaml)
 or takes `settings.site`; `Site.pages` lists the pages the site publishes (its content
 folders, mdBook's SUMMARY, not the repository's README or changelog beside them); `Site.page_url`
 is a page's published URL, with the front matter's `slug` / `id` applied. Without a config
@@ -174,6 +175,10 @@ def _route(generator: str, part: SitePart, path: str, front: dict) -> str:
     rel = path[len(part.content) + 1:] if part.content else path
     if generator == "hugo":
         return hugo_route(part, rel, front)
+    if generator == "gitbook":  # the first page at the root; a folder's README.md is the folder
+        stem = posixpath.splitext(rel)[0]
+        folder, name = posixpath.split(stem)
+        return "" if path == part.home else folder if name.lower() == "readme" else stem
     for a, b in part.rewrites:
         if rel.startswith(a):
             rel = b + rel[len(a):]

@@ -14,6 +14,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import unquote
 
 import yaml
 
@@ -42,6 +43,7 @@ class SitePart:
     lower_paths: bool = False           # Hugo: URL paths lower-cased (unless disablePathToLower)
     suffix_langs: dict[str, str] = field(default_factory=dict)  # Hugo: "page.fr.md" -> fr's URL base
     root_url: str = ""                  # Hugo: the site's own base, where `url: /x/` starts in every language
+    home: str = ""                      # GitBook: the first page (structure.readme), published at the base
 
 
 def language_of_locale(code: str) -> str:
@@ -251,16 +253,22 @@ def read_vitepress(root: Path, folder: str, config: Path, notes: list[str]) -> l
     return parts
 
 
-def _summary(src_dir: Path, src: str) -> tuple[list[str], dict[str, tuple[int, str]]]:
+# a SUMMARY.md entry: `[title](page.md)`, GitBook's `[title](page.md "sidebar title")` too
+_SUMMARY_LINK = re.compile(r"""\[([^\]]+)\]\(<?([^)\s>]+\.md)>?(?:\s+["']([^"']*)["'])?\)""")
+
+
+def _summary(src_dir: Path, src: str, name: str = "SUMMARY.md") -> tuple[list[str], dict[str, tuple[int, str]]]:
+    """mdBook's and GitBook's table of contents: the pages in order, each with its sidebar title."""
     pages, nav = [], {}
-    summary = src_dir / "SUMMARY.md"
+    summary = src_dir / name
     if not summary.is_file():
         return pages, nav
-    for title, target in re.findall(r"\[([^\]]+)\]\(([^)\s]+\.md)\)", summary.read_text(encoding="utf-8")):
-        path = _join(src, target)
+    folder = posixpath.dirname(_join(src, name))
+    for title, target, link_title in _SUMMARY_LINK.findall(summary.read_text(encoding="utf-8")):
+        path = _join(folder, unquote(target))
         if path not in nav:
             pages.append(path)
-            nav[path] = (len(nav) + 1, title)
+            nav[path] = (len(nav) + 1, link_title or title)
     return pages, nav
 
 
@@ -273,6 +281,24 @@ def read_mdbook(root: Path, folder: str, config: Path, notes: list[str]) -> list
     notes.append(f"mdbook: {posixpath.join(folder, config.name)} (src {src}, {len(pages)} chapters in SUMMARY.md)")
     return [SitePart(src, str(html.get("site-url") or ""), language_of_locale(lang) if lang else "",
                      "html", "mdbook", pages=pages or None, nav=nav)]
+
+
+def read_gitbook(root: Path, folder: str, config: Path, notes: list[str]) -> list[SitePart]:
+    """GitBook's Git Sync: `.gitbook.yaml` names the content root, the first page (published at
+    the site's root) and the table of contents (the pages GitBook publishes, in order). The
+    site's URL is not in the repository (`--site-url`)."""
+    data = yaml.safe_load(config.read_text(encoding="utf-8")) or {}
+    data = data if isinstance(data, dict) else {}
+    structure = data.get("structure") if isinstance(data.get("structure"), dict) else {}
+    content = _join(folder, str(data.get("root") or "."))
+    readme = _join(str(structure.get("readme") or "README.md"))
+    summary = _join(str(structure.get("summary") or "SUMMARY.md"))
+    pages, nav = _summary(root / content, content, summary)
+    redirects = data.get("redirects") if isinstance(data.get("redirects"), dict) else {}
+    notes.append(f"gitbook: {posixpath.join(folder, config.name)} (root {content or '.'}, "
+                 + (f"{len(pages)} pages in {summary}" if pages else f"no {summary}: every page")
+                 + (f", {len(redirects)} redirects not applied" if redirects else "") + ")")
+    return [SitePart(content, "", "", "clean", "gitbook", pages=pages or None, nav=nav, home=_join(content, readme))]
 
 
 def read_sphinx(root: Path, folder: str, config: Path, notes: list[str]) -> list[SitePart]:
@@ -423,6 +449,7 @@ READERS = (
     ("docusaurus", ("docusaurus.config.js", "docusaurus.config.ts", "docusaurus.config.mjs"), read_docusaurus),
     ("vitepress", ("config.js", "config.ts", "config.mjs", "config.mts"), read_vitepress),
     ("mdbook", ("book.toml",), read_mdbook),
+    ("gitbook", (".gitbook.yaml", ".gitbook.yml"), read_gitbook),
     ("sphinx", ("conf.py",), read_sphinx),
     ("starlight", ("astro.config.mjs", "astro.config.ts", "astro.config.js"), read_starlight),
     ("hugo", HUGO_NAMES, read_hugo),

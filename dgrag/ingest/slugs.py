@@ -12,6 +12,11 @@ from each generator's own code:
   same without the ASCII step, so Han characters stay.
 - `github` (github-slugger: Docusaurus, Starlight): lower-case, drop what is not a letter,
   mark, number, connector, space or hyphen, every space -> "-"; duplicates "-1", "-2".
+- `gitbook` (GitBook's Git Sync): the heading's own anchor element, `## Title <a href="#x"
+  id="x"></a>`, which GitBook writes into the file wherever the heading's id is not the one its
+  text gives (a renamed heading keeps its old id, a translated one the original's); else the
+  `github` rule. GitBook does not document that rule; `github` is what its pages show for
+  ASCII headings ("Git Sync" -> `#git-sync`).
 - `vitepress` (@mdit-vue/shared's slugify): NFKD, combining marks, control characters and
   ASCII punctuation / whitespace runs -> "-", trimmed, a leading digit gets "_";
   duplicates "-1", "-2".
@@ -27,6 +32,7 @@ from each generator's own code:
 """
 from __future__ import annotations
 
+import html
 import re
 import unicodedata
 
@@ -35,6 +41,7 @@ _PM_JOIN = re.compile(r"[-\s]+")
 _VP_SPECIAL = re.compile(r"""[\s~`!@#$%^&*()\-_+=\[\]{}|\\;:"'“”‘’<>,.?/]+""")
 _VP_CONTROL = re.compile(r"[\u0000-\u001f]")
 _DU_NON_ID = re.compile(r"[^a-z0-9]+")
+_ANCHOR_ID = re.compile(r"""<a\b[^>]*?\bid\s*=\s*["']([^"']+)["']""", re.I)
 
 
 def slug_python_markdown(text: str) -> str:
@@ -94,6 +101,7 @@ RULES = {
     "python-markdown": (slug_python_markdown, "_"),
     "pymdownx": (slug_pymdownx, "_"),
     "github": (slug_github, "-"),
+    "gitbook": (slug_github, "-"),  # and a heading's own `<a href="#x" id="x"></a>` is its anchor
     "vitepress": (slug_vitepress, "-"),
     "mdbook": (slug_mdbook, "-"),
     "goldmark": (slug_goldmark, "-"),
@@ -135,6 +143,14 @@ class Slugger:
                 slug = f"{base}-{n}"
         self.used.add(slug)
         return slug
+
+    def element_id(self, html_parts: list[str]) -> str:
+        """GitBook: the id of the anchor element in a heading's inline HTML (`<a href="#x" id="x">`),
+        its explicit anchor; other rules have none."""
+        if self.rule != "gitbook":
+            return ""
+        m = next((m for part in html_parts if (m := _ANCHOR_ID.search(part))), None)
+        return html.unescape(m.group(1)) if m else ""
 
     def _docutils(self, text: str) -> str:
         slug = slug_docutils(text)
