@@ -87,6 +87,61 @@ SPACE = {
         {% openapi src="../.gitbook/assets/brand.yaml" path="/v1/template/brand" method="post" %}
         [brand.yaml](../.gitbook/assets/brand.yaml)
         {% endopenapi %}
+
+        ## Catalog API
+
+        {% openapi-operation spec="catalog" path="/v1/catalog" method="get" %}
+        [OpenAPI catalog](https://example.com/catalog.yaml)
+        {% endopenapi-operation %}
+
+        ## Outside
+
+        {% openapi src="../../../outside.yaml" path="/v1/x" method="get" %}
+        [outside.yaml](../../../outside.yaml)
+        {% endopenapi %}
+    """,
+    "docs/.gitbook/assets/brand.yaml": """
+        openapi: 3.0.0
+        paths:
+          /v1/template/brand:
+            post:
+              summary: Restyle templates
+              description: Changes the style of every module of a template at once.
+              parameters:
+                - $ref: '#/components/parameters/Collection'
+              requestBody:
+                content:
+                  application/json:
+                    schema:
+                      $ref: '#/components/schemas/Brand'
+              responses:
+                '200':
+                  description: The restyled template
+                '401':
+                  description: Missing or wrong API key
+        components:
+          parameters:
+            Collection:
+              name: collection
+              in: query
+              required: true
+              description: Which collection the template belongs to
+              schema:
+                type: string
+          schemas:
+            Brand:
+              type: object
+              required: [styles]
+              properties:
+                styles:
+                  type: object
+                  properties:
+                    button:
+                      type: object
+                      description: How every button looks
+                template:
+                  type: object
+                  description: The template to restyle
     """,
     "docs/zh/quickstart.md": "# 快速开始\n\n## 安装\n\n运行安装命令。\n\n## 安装\n\n再次安装。\n",
     "docs/unlisted.md": "# Unlisted\n\nGitBook does not publish a page its SUMMARY.md leaves out.\n",
@@ -123,13 +178,16 @@ def test_a_gitbook_space_indexed_from_its_repository_folder(tmp_path):
         rows = st.con.execute("SELECT type, source_path, breadcrumb, source_url, prose, meta FROM nodes "
                               "ORDER BY rowid").fetchall()
     assert rep.site["generator"] == "gitbook" and rep.files_seen == 4
-    assert rep.dialect["reference_stubs"] == ["docs/guide/setup.md"]  # drawn from an OpenAPI spec
+    # one operation read from its spec; one GitBook holds by name and one outside the root stay stubs
+    assert rep.dialect["reference_stubs"] == ["docs/guide/setup.md"]
+    assert rep.dialect["includes_refused"] == ["docs/guide/setup.md: ../../../outside.yaml"] and rep.dialect["includes_missing"] == []
     urls = [(p, u) for t, p, _, u, _, _ in rows if t == "chunk"]
+    texts = st_texts(s.db_path)
     chunks = {(p, b): (u, prose) for t, p, b, u, prose, _ in rows if t == "chunk"}
     base = "https://docs.example.com/sdk/guide/setup"
     assert [u for p, u in urls if p == "docs/guide/setup.md"] == [
         f"{base}#set-up-the-editor", f"{base}#install-the-package", f"{base}#old-name",
-        f"{base}#options", f"{base}#options-1", f"{base}#brand-styles-api"]
+        f"{base}#options", f"{base}#options-1", f"{base}#brand-styles-api", f"{base}#catalog-api", f"{base}#outside"]
     zh = "https://docs.example.com/sdk/zh/quickstart"
     assert [u for p, u in urls if p == "docs/zh/quickstart.md"] == [
         f"{zh}#快速开始", f"{zh}#安装", f"{zh}#安装-1"]
@@ -137,12 +195,26 @@ def test_a_gitbook_space_indexed_from_its_repository_folder(tmp_path):
     assert "npm" in install and "yarn" in install and "Run the installer with yarn." in install
     assert "Keep the client secret on the server." in chunks[("docs/guide/setup.md",
                                                               "Set up the editor / Renamed heading")][1]
-    assert "API operation: POST /v1/template/brand" in chunks[("docs/guide/setup.md",
-                                                               "Set up the editor / Brand styles API")][1]
-    table = next(json.loads(m) for t, *_, m in rows if t == "table")
-    assert table["header"] == ["Parameter", "Meaning"] and table["rows"] == 3  # the header row's cells only
+    brand = "\n".join(t for b, t in texts if b.startswith("Set up the editor / Brand styles API"))
+    for shown in ("**POST /v1/template/brand**: Restyle templates", "Changes the style of every module",
+                  "styles.button", "How every button looks", "Which collection the template belongs to",
+                  "Missing or wrong API key"):
+        assert shown in brand
+    assert "API operation: GET /v1/catalog" in chunks[("docs/guide/setup.md", "Set up the editor / Catalog API")][1]
+    assert "API operation: GET /v1/x" in chunks[("docs/guide/setup.md", "Set up the editor / Outside")][1]
+    tables = [json.loads(m) for t, *_, m in rows if t == "table"]
+    assert tables[0]["header"] == ["Parameter", "Meaning"] and tables[0]["rows"] == 3  # the first row's cells only
+    assert [t["header"] for t in tables[1:]] == [["name", "in", "type", "required", "description"],
+                                                 ["field", "type", "required", "description"], ["status", "description"]]
     code = [(b, json.loads(m)) for t, _, b, _, _, m in rows if t == "code"]
     assert code and code[0][1]["code_language"] == "javascript"
+
+
+def st_texts(db: Path) -> list[tuple[str, str]]:
+    """(breadcrumb, text) of every chunk and table, a table's text read back from its chunk."""
+    with Store(db) as st:
+        nodes = st.nodes.by_rowids(st.nodes.of_type(["chunk", "table"]))
+    return [(n["breadcrumb"], n["text"]) for n in nodes]
 
 
 def test_no_gitbook_marker_in_breadcrumbs_entities_facts_or_embedded_texts(tmp_path):
@@ -158,3 +230,17 @@ def test_no_gitbook_marker_in_breadcrumbs_entities_facts_or_embedded_texts(tmp_p
     assert names and facts and len(embedded) > 5
     for text in names + facts + crumbs + embedded:
         assert raw_markers(text) == {} and "<a " not in text and "{%" not in text, text
+
+
+def test_a_changed_spec_indexes_its_page_again(tmp_path):
+    root = _space(tmp_path / "repo")
+    s = Settings(db_path=tmp_path / "i.db", docs_root=root, embedder="hash")
+    spec = root / "docs/.gitbook/assets/brand.yaml"
+    with Store(s.db_path) as st:
+        index_folder(s, st)
+        assert index_folder(s, st).files_indexed == 0
+        spec.write_text(spec.read_text(encoding="utf-8").replace("Restyle templates", "Restyle every template"),
+                        encoding="utf-8")
+        again = index_folder(s, st)
+        text = "\n".join(r[0] for r in st.con.execute("SELECT text FROM nodes WHERE source_path='docs/guide/setup.md'"))
+    assert again.files_indexed == 1 and "Restyle every template" in text

@@ -14,6 +14,8 @@ is one here too, with a line map back to the page's own lines:
 - Hugo's include shortcodes (themes' and sites' own, by their common names): `{{< readfile
   file="path" >}}` (Docsy: from the page's folder; `code="true" lang="go"` as a code block) and
   `{{% include "/path.md" %}}` (from the content folder), the included page's front matter left out;
+- GitBook (`gitbook=True`): `{% openapi src="spec.yaml" path="/v1/x" method="post" %}` ... `{% endopenapi %}`,
+  the operation rendered from the spec file (`openapi.operation`);
 - MyST (a Sphinx site's pages, `myst=True`): the `{include}` directive, as a fence or a colon
   fence, with its `:start-line:` / `:end-line:`, `:start-after:` / `:end-before:`,
   `:heading-offset:` and `:literal:` options (MyST parses the file in place, as Markdown).
@@ -31,6 +33,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import openapi
 from .dialects import directive_of, markdown_bodied
 
 _MDBOOK = re.compile(r"(?<!\\)\{\{#(include|rustdoc_include|playground)\s+([^}\s]+)\s*\}\}")
@@ -44,6 +47,8 @@ _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})(.*)$")
 _HUGO = re.compile(r"""^\s*\{\{[<%]\s*(readfile|include)\s+(?:file=)?(["']?)([^"'\s<>%]+)\2([^<>%]*)[>%]\}\}\s*$""")
 _MYST_INCLUDE = re.compile(r"^(\s{0,3})(`{3,}|~{3,}|:{3,})\s*\{include\}\s+(\S.*?)\s*$")
 _MD_LINK = re.compile(r"(!?)\[([^\]]*)\]\(\s*<?([^)\s>]+)")  # a Markdown link or image, up to its target
+_OPENAPI = re.compile(r"^\s*\{%\s*openapi\s+([^%]*)%\}\s*$")
+_OPENAPI_END = re.compile(r"^\s*\{%\s*endopenapi\s*%\}\s*$")
 _MYST_OPTION = re.compile(r"^\s*:([\w-]+):\s*(.*?)\s*$")
 # the code files a parsed page's directives read (`read_code`), found before parsing: MyST's
 # literalinclude (a fence or a colon fence) and an MDX raw-loader import
@@ -74,9 +79,10 @@ class Includes:
     """Reads includes for the pages under `docs_root`, confined to `include_root`."""
 
     def __init__(self, docs_root: Path, include_root: Path, bases: list[str] | None = None,
-                 max_bytes: int = 2 * 1024 * 1024, myst: bool = False, hugo: bool = False):
+                 max_bytes: int = 2 * 1024 * 1024, myst: bool = False, hugo: bool = False, gitbook: bool = False):
         self.myst = myst  # MyST's `{include}` directive is read too (a Sphinx site's pages)
         self.hugo = hugo  # and Hugo's include shortcodes (a Hugo site's pages)
+        self.gitbook = gitbook  # and GitBook's `{% openapi %}` blocks
         self.docs_root = Path(os.path.realpath(docs_root))
         self.root = Path(os.path.realpath(include_root))
         self.bases = bases or [""]  # folders (relative to the docs root) snippet paths start from
@@ -139,7 +145,8 @@ class Includes:
         """The page with its includes read in; line i of the result is line map[i] of the page."""
         report = IncludeReport()
         lines = text.split("\n")
-        if not _has_include(text) and not (self.myst and "{include}" in text) and not (self.hugo and "{{" in text):
+        if not _has_include(text) and not (self.myst and "{include}" in text) and not (self.hugo and "{{" in text) \
+                and not (self.gitbook and "openapi" in text):
             return text, list(range(len(lines))), report
         out: list[str] = []
         line_map: list[int] = []
@@ -158,6 +165,13 @@ class Includes:
                 if depth < MAX_DEPTH:
                     yield from ((i, s) for s in self._myst_include(inc.group(3), lines[i + 1:end], from_dir,
                                                                   report, depth))
+                i = end + 1
+                continue
+            api = _OPENAPI.match(line) if self.gitbook and not fence else None
+            end = next((j for j in range(i + 1, min(len(lines), i + 8)) if _OPENAPI_END.match(lines[j])), None) if api else None
+            got = self._openapi(api.group(1), from_dir, report) if end is not None else None
+            if got is not None:  # the operation as the published page shows it, in the block's place
+                yield from ((i, s) for s in got)
                 i = end + 1
                 continue
             m = _FENCE.match(line)
@@ -240,6 +254,19 @@ class Includes:
                 lines = _line_ranges(lines, m.group(2))
         sub = os.path.relpath(full.parent, self.docs_root).replace(os.sep, "/")
         return [s for _, s in self._lines(lines, sub, report, depth + 1)]
+
+    def _openapi(self, args: str, from_dir: str, report: IncludeReport) -> list[str] | None:
+        opts = dict(re.findall(r"""(\w+)=["']([^"']*)["']""", args))
+        if not opts.get("src") or not opts.get("path") or not opts.get("method"):
+            return None  # a spec GitBook holds by name (`openapi-operation spec=`), not a file: left to the parser
+        full = self._resolve(opts["src"], from_dir, report)
+        lines = self._read(full, report) if full else None
+        if lines is None:
+            return None
+        got = openapi.operation("\n".join(lines), opts["path"], opts["method"])
+        if got is None:
+            report.missing.append(f"{opts['src']} ({opts['method'].upper()} {opts['path']} not in the spec)")
+        return got
 
     def _snippet(self, target: str, from_dir: str, report: IncludeReport, depth: int):
         target, sel = _split_selector(target)

@@ -178,7 +178,8 @@ class Indexer:
         self.dialect = DialectReport()
         bases = sorted({posixpath.dirname(self.site.config)} | {p.content for p in self.site.parts} | {""})
         self.includes = Includes(self.root, Path(settings.include_root or self.root), bases, settings.max_file_bytes,
-                                 myst=self.site.generator == "sphinx", hugo=self.site.generator == "hugo")
+                                 myst=self.site.generator == "sphinx", hugo=self.site.generator == "hugo",
+                                 gitbook=self.site.generator == "gitbook")
         self._exists_cache: dict[str, bool] = {}
         self.routes: dict[str, str] = {}
         self._image_files: dict[str, str] = {}  # image path -> sha256, this run
