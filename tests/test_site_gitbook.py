@@ -12,12 +12,11 @@ import textwrap
 from pathlib import Path
 
 from dgrag.config import Settings
-from dgrag.embed import embed_text
 from dgrag.ingest.dialects import raw_markers
 from dgrag.ingest.pipeline import index_folder
 from dgrag.ingest.site import detect_site
 from dgrag.store import Store
-from dgrag.workflows import offline_layer
+from test_sites import layer_texts
 
 SPACE = {
     ".gitbook.yaml": """
@@ -219,16 +218,7 @@ def st_texts(db: Path) -> list[tuple[str, str]]:
 
 def test_no_gitbook_marker_in_breadcrumbs_entities_facts_or_embedded_texts(tmp_path):
     s = Settings(db_path=tmp_path / "i.db", docs_root=_space(tmp_path / "repo"), embedder="hash")
-    with Store(s.db_path) as st:
-        index_folder(s, st)
-        offline_layer(s, st)
-        names = [r[0] for r in st.con.execute("SELECT entity_name FROM nodes WHERE type='entity'")]
-        facts = [r[0] for r in st.con.execute("SELECT text FROM facts")]
-        crumbs = [r[0] for r in st.con.execute("SELECT breadcrumb FROM nodes")]
-        nodes = st.nodes.by_rowids(st.nodes.of_type(["file", "chunk", "table", "entity"]))
-    embedded = [embed_text(n, 4000) for n in nodes if n["type"] != "table"]
-    assert names and facts and len(embedded) > 5
-    for text in names + facts + crumbs + embedded:
+    for text in layer_texts(s, ("file", "chunk", "entity")):  # an HTML table embeds its HTML
         assert raw_markers(text) == {} and "<a " not in text and "{%" not in text, text
 
 

@@ -445,23 +445,29 @@ def test_a_vitepress_code_import_is_read_but_not_inside_a_fence(tmp_path):
 def test_no_raw_marker_in_entity_names_fact_texts_or_embedded_texts(name, tmp_path):
     """The offline semantic layer of each generator's fixture site: what it names, and what each
     node's vector embeds, is the text, not the markup."""
+    s = Settings(db_path=tmp_path / "i.db", docs_root=SITES / name, embedder="hash")
+    for text in layer_texts(s):
+        for shown in AS_PUBLISHED.get(name, ()):
+            text = text.replace(shown, "")
+        assert raw_markers(text) == {}, text
+
+
+def layer_texts(s: Settings, embedded_types: tuple[str, ...] = ("file", "chunk", "table", "entity")) -> list[str]:
+    """The folder indexed with its offline semantic layer: every entity name, fact, breadcrumb
+    and embedded text (of `embedded_types`)."""
     from dgrag.embed import embed_text
     from dgrag.workflows import offline_layer
 
-    s = Settings(db_path=tmp_path / "i.db", docs_root=SITES / name, embedder="hash")
     with Store(s.db_path) as st:
         index_folder(s, st)
         offline_layer(s, st)
         names = [r[0] for r in st.con.execute("SELECT entity_name FROM nodes WHERE type='entity'")]
         facts = [r[0] for r in st.con.execute("SELECT text FROM facts")]
         crumbs = [r[0] for r in st.con.execute("SELECT breadcrumb FROM nodes")]
-        nodes = st.nodes.by_rowids(st.nodes.of_type(["file", "chunk", "table", "entity"]))
+        nodes = st.nodes.by_rowids(st.nodes.of_type(list(embedded_types)))
     embedded = [embed_text(n, 4000) for n in nodes]
     assert names and facts and len(embedded) > 5
-    for text in names + facts + crumbs + embedded:
-        for shown in AS_PUBLISHED.get(name, ()):
-            text = text.replace(shown, "")
-        assert raw_markers(text) == {}, text
+    return names + facts + crumbs + embedded
 
 
 # text the published page itself shows: a marker quoted as inline code, braces Starlight keeps
