@@ -1,18 +1,18 @@
 #!/usr/bin/env python3
-"""Validate the held-out question sets for the seven public documentation sites.
+"""Validate the held-out question sets for the eight public documentation sites.
 
     python3 bench/sites/check_questions.py [--sites-root /work/sites] [--site redux ...]
     python3 bench/sites/check_questions.py --sections vitepress docs/en/guide/deploy.md
 
 Standalone (standard library only; it does not import dgrag). For each site file
 (bench/sites/<site>/questions.jsonl, site in redux, vitepress, rust-book, myst-parser,
-hugo-docs, starlight, sqlmodel) it checks:
+hugo-docs, starlight, sqlmodel, beefree) it checks:
 
 - every line is a JSON object with the required fields and allowed values
   (lang en|zh, kind, style search|natural, split dev|test, hops 1|2);
 - ids are unique and shaped "<site>-NNN" (vitepress: "vp-en-NNN" / "vp-zh-NNN";
   myst-parser: "myst-NNN"; hugo-docs: "hugo-NNN"; starlight: "sl-en-NNN" / "sl-zh-NNN";
-  sqlmodel: "sqlm-NNN"),
+  sqlmodel: "sqlm-NNN"; beefree: "bee-NNN"),
   and the id's language matches "lang";
 - split is "dev" exactly when the id's number is a multiple of 3, "test" otherwise;
 - every gold path exists under <sites-root>/<site> and lies in the published content
@@ -22,7 +22,9 @@ hugo-docs, starlight, sqlmodel) it checks:
   starlight: .md / .mdx pages under docs/src/content/docs/, for en outside the locale
   folders (de/, es/, zh-cn/, ...), for zh under docs/src/content/docs/zh-cn/;
   sqlmodel (MkDocs Material): .md pages under docs/, never the code under docs_src/ that
-  the pages include);
+  the pages include; beefree (GitBook, Git Sync): only the .md pages linked from the table of
+  contents SUMMARY.md ("[Title](path.md)", relative to the site root of .gitbook.yaml), since
+  GitBook publishes no other page);
 - every gold section is a breadcrumb of one of the gold pages (page title, then the
   heading path, joined by " / "), computed by the small heading scanner below;
 - every gold page holds at least one gold section;
@@ -48,7 +50,11 @@ not section headings (headings in Markdown inside a component's children are); o
 site (sqlmodel, MkDocs Material with attr_list) headings may carry a trailing "{ #some-id }"
 attribute, which is stripped like on every site, and `/// tip` ... `///` admonition blocks,
 `//// tab | ...` blocks and `{* ./docs_src/... *}` / `{!./docs_src/...!}` code includes need no
-special handling (no heading sits inside an admonition, and included code is not scanned). Heading text is
+special handling (no heading sits inside an admonition, and included code is not scanned); on the
+GitBook site (beefree) the title is the page's first H1 (every published page has one), code
+fences may be indented (inside list items; a {% code %} ... {% endcode %} block wraps a fence,
+which is what hides its lines), and the anchor element GitBook appends to many headings
+("## Name <a href="#name" id="name"></a>") is an HTML tag, removed like any other. Heading text is
 cleaned: trailing closing #'s and attribute/anchor suffixes
 ("{#id}", "{ #id }", "{#id .class}") are stripped, code spans keep their text without the
 backticks, links and images keep their text, HTML/JSX tags are removed, emphasis markers
@@ -67,7 +73,8 @@ from collections import Counter
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SITES = ("redux", "vitepress", "rust-book", "myst-parser", "hugo-docs", "starlight", "sqlmodel")
+SITES = ("redux", "vitepress", "rust-book", "myst-parser", "hugo-docs", "starlight", "sqlmodel",
+         "beefree")
 REQUIRED = ("id", "lang", "question", "gold_paths", "gold_sections", "hops", "kind",
             "split", "style")
 KINDS = {"howto", "api", "concept", "troubleshoot", "config", "keyword"}
@@ -81,6 +88,7 @@ ID_RE = {
     "hugo-docs": re.compile(r"hugo-(\d{3,})"),
     "starlight": re.compile(r"sl-(en|zh)-(\d{3,})"),
     "sqlmodel": re.compile(r"sqlm-(\d{3,})"),
+    "beefree": re.compile(r"bee-(\d{3,})"),
 }
 BILINGUAL_IDS = {"vitepress", "starlight"}  # ids carry the language: "<prefix>-<lang>-NNN"
 # Published content per site and language.
@@ -94,10 +102,11 @@ PREFIXES = {
     ("starlight", "en"): ("docs/src/content/docs/",),
     ("starlight", "zh"): ("docs/src/content/docs/zh-cn/",),
     ("sqlmodel", "en"): ("docs/",),
+    ("beefree", "en"): ("",),  # GitBook: any .md page that SUMMARY.md links (checked below)
 }
 # Page file extensions per site (default: .md or .mdx). SQLModel's MkDocs site publishes only
 # .md pages (docs_src/ holds the Python code the pages include; it lies outside docs/).
-PAGE_EXTS = {"sqlmodel": (".md",)}
+PAGE_EXTS = {"sqlmodel": (".md",), "beefree": (".md",)}
 # Starlight: the locale folders of docs/astro.config.mjs ("root" is English, at the top level);
 # an English gold page must not lie in any of them.
 STARLIGHT_LOCALES = ("de", "es", "ja", "fr", "it", "id", "zh-cn", "pt-br", "pt-pt", "ko", "tr",
@@ -120,8 +129,11 @@ HUGO_SITES = {"hugo-docs"}
 # import / export lines are code, fences may be indented inside component children, and a
 # heading inside a `:::note` / `:::tip` / `:::caution` / `:::danger` aside is no section.
 STARLIGHT_SITES = {"starlight"}
+# GitBook (Git Sync): only the pages that the table of contents (SUMMARY.md under the
+# .gitbook.yaml root) links are published; the title is the first H1, fences may be indented.
+GITBOOK_SITES = {"beefree"}
 SITE_LANGS = {"redux": {"en"}, "vitepress": {"en", "zh"}, "rust-book": {"en"}, "myst-parser": {"en"},
-              "hugo-docs": {"en"}, "starlight": {"en", "zh"}, "sqlmodel": {"en"}}
+              "hugo-docs": {"en"}, "starlight": {"en", "zh"}, "sqlmodel": {"en"}, "beefree": {"en"}}
 
 # ---------------------------------------------------------------------------
 # Heading scanner
@@ -190,11 +202,13 @@ def front_matter(lines: list[str]) -> tuple[dict, int]:
 
 
 def headings(text: str, myst: bool = False, hugo: bool = False,
-             starlight: bool = False) -> tuple[dict, list[tuple[int, str, int]]]:
+             starlight: bool = False,
+             gitbook: bool = False) -> tuple[dict, list[tuple[int, str, int]]]:
     """(front matter, [(level, cleaned text, 1-based line)]) outside code fences (and, `myst`,
     outside MyST colon-fence directives: MyST turns a heading inside one into a rubric; and,
     `hugo`, outside {{< code-toggle >}} / {{< highlight >}} shortcode blocks; and, `starlight`,
-    outside `:::note` ... `:::` asides and MDX import / export lines, with indented fences)."""
+    outside `:::note` ... `:::` asides and MDX import / export lines, with indented fences;
+    `gitbook`: fences may be indented, as inside list items)."""
     lines = text.splitlines()
     meta, start = front_matter(lines)
     out: list[tuple[int, str, int]] = []
@@ -203,7 +217,7 @@ def headings(text: str, myst: bool = False, hugo: bool = False,
     colons: list[int] = []  # the open `:::{name}` directives' marker lengths
     shortcode: re.Pattern | None = None  # the open code shortcode's closing tag
     asides: list[int] = []  # Starlight: the open asides' marker lengths
-    fence_re = SL_FENCE_RE if starlight else FENCE_RE
+    fence_re = SL_FENCE_RE if starlight or gitbook else FENCE_RE
     for i in range(start, len(lines)):
         line = lines[i]
         if starlight and fence is None and not comment:
@@ -255,7 +269,7 @@ def headings(text: str, myst: bool = False, hugo: bool = False,
 
 
 def page_breadcrumbs(path: Path, myst: bool = False, hugo: bool = False,
-                     starlight: bool = False) -> list[str]:
+                     starlight: bool = False, gitbook: bool = False) -> list[str]:
     """All breadcrumbs of a page: the title, then one per heading (in page order).
 
     Title: the first H1; else the front matter "title:" (on a Hugo site, `hugo`, always the
@@ -263,9 +277,10 @@ def page_breadcrumbs(path: Path, myst: bool = False, hugo: bool = False,
     Rust book's, which start with "## Section name" and have no front matter) the page's
     first heading, which then acts as the root, and later headings at its level or above
     become its children. Starlight pages (`starlight`) likewise always take the front matter
-    "title:" (Starlight renders it as the H1).
+    "title:" (Starlight renders it as the H1). GitBook pages (`gitbook`) take the first H1
+    like the default; only their fences may be indented.
     """
-    meta, hs = headings(path.read_text(encoding="utf-8"), myst, hugo, starlight)
+    meta, hs = headings(path.read_text(encoding="utf-8"), myst, hugo, starlight, gitbook)
     fm_title = hugo or starlight
     root = None if fm_title else next((i for i, h in enumerate(hs) if h[0] == 1), None)
     if fm_title and clean_heading(meta.get("title", "")):
@@ -294,6 +309,39 @@ def page_breadcrumbs(path: Path, myst: bool = False, hugo: bool = False,
 # Question checks
 
 
+SUMMARY_LINK_RE = re.compile(r"\[[^\]]*\]\(<?([^)<>\s]+?\.md)>?(?:\s+\"[^\"]*\")?\)")
+
+
+def gitbook_pages(site_dir: Path) -> set[str]:
+    """Pages a GitBook (Git Sync) site publishes: the .md files its SUMMARY.md links, as paths
+    relative to the site folder (the .gitbook.yaml "root:", and its "structure: summary:")."""
+    root, summary = "", "SUMMARY.md"
+    cfg = site_dir / ".gitbook.yaml"
+    if cfg.is_file():
+        section = None
+        for line in cfg.read_text(encoding="utf-8").splitlines():
+            m = re.match(r"^(\s*)([\w-]+):\s*(.*?)\s*$", line)
+            if not m:
+                continue
+            value = m.group(3).strip("'\"")
+            if not m.group(1):
+                section = m.group(2)
+                if m.group(2) == "root" and value:
+                    root = value
+            elif section == "structure" and m.group(2) == "summary" and value:
+                summary = value
+    base = Path(root.strip("/").removeprefix("./")) if root.strip("./") else Path()
+    f = site_dir / base / summary
+    pages: set[str] = set()
+    if f.is_file():
+        for m in SUMMARY_LINK_RE.finditer(f.read_text(encoding="utf-8")):
+            link = m.group(1).split("#")[0]
+            if "://" not in link:
+                pages.add((base / (f.parent.relative_to(site_dir / base)) / link).as_posix()
+                          .removeprefix("./"))
+    return pages
+
+
 def norm(s: str) -> str:
     return re.sub(r"[\W_]+", "", s.lower())
 
@@ -304,6 +352,7 @@ def check_site(site: str, qfile: Path, root: Path, cache: dict) -> tuple[list[di
     seen: set[str] = set()
     if not qfile.is_file():
         return rows, [f"{qfile}: missing"]
+    published = gitbook_pages(root / site) if site in GITBOOK_SITES else None
     for n, line in enumerate(qfile.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
             continue
@@ -365,6 +414,8 @@ def check_site(site: str, qfile: Path, root: Path, cache: dict) -> tuple[list[di
                 errors.append(f"{where}: gold page {p} is never rendered as a page")
             if p.startswith(EXCLUDED_LANG.get((site, q["lang"]), ())):
                 errors.append(f"{where}: gold page {p} is not a {q['lang']} page")
+            if published is not None and p not in published:
+                errors.append(f"{where}: gold page {p} is not in the site's SUMMARY.md")
             f = root / site / p
             if not f.is_file():
                 errors.append(f"{where}: gold path does not exist: {p}")
@@ -372,7 +423,8 @@ def check_site(site: str, qfile: Path, root: Path, cache: dict) -> tuple[list[di
             if p not in cache:
                 cache[p] = set(page_breadcrumbs(f, myst=site in MYST_SITES,
                                                 hugo=site in HUGO_SITES,
-                                                starlight=site in STARLIGHT_SITES))
+                                                starlight=site in STARLIGHT_SITES,
+                                                gitbook=site in GITBOOK_SITES))
             crumbs[p] = cache[p]
         for s in q["gold_sections"]:
             if crumbs and not any(s in c for c in crumbs.values()):
@@ -402,9 +454,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sites-root", type=Path, default=Path("/work/sites"),
                     help="folder holding redux/, vitepress/, rust-book/, myst-parser/, hugo-docs/, "
-                         "starlight/, sqlmodel/ (default /work/sites)")
+                         "starlight/, sqlmodel/, beefree/ (default /work/sites)")
     ap.add_argument("--site", action="append", choices=SITES,
-                    help="check only this site (repeatable); default all seven")
+                    help="check only this site (repeatable); default all eight")
     ap.add_argument("--questions-dir", type=Path, default=HERE,
                     help="folder holding <site>/questions.jsonl (default: this script's folder)")
     ap.add_argument("--sections", nargs=2, metavar=("SITE", "PATH"),
@@ -413,7 +465,8 @@ def main() -> int:
     if args.sections:
         site, rel = args.sections
         for c in page_breadcrumbs(args.sites_root / site / rel, myst=site in MYST_SITES,
-                                  hugo=site in HUGO_SITES, starlight=site in STARLIGHT_SITES):
+                                  hugo=site in HUGO_SITES, starlight=site in STARLIGHT_SITES,
+                                  gitbook=site in GITBOOK_SITES):
             print(c)
         return 0
     errors: list[str] = []
