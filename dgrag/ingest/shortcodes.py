@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import re
 
-TEMPLATE_TAG = re.compile(r"^\s*(?:\{%-?\s*(end)?(\w+)\b([^%]*)%\}|\{\{[<%]\s*(/)?\s*([\w/.-]+)([^<>%]*)[>%]\}\})\s*$")
+# GitBook's integration blocks are tags too: `{% @github-files/github-code-block url="…" %}`
+TEMPLATE_TAG = re.compile(r"^\s*(?:\{%-?\s*(end)?(@?\w[\w/-]*)([^%]*)%\}|\{\{[<%]\s*(/)?\s*([\w/.-]+)([^<>%]*)[>%]\}\})\s*$")
 _SHORTCODE_OPEN = re.compile(r"^\{\{[<%]\s*[\w/.-]+(?:\s[^<>%]*)?$")  # one whose arguments go on below
 _SHORTCODE_HEAD = re.compile(r"\s*(/)?\s*([\w/.-]+)")  # a shortcode's name, after `{{<` / `{{%`
 _REF = re.compile(r"""["']?([^"'\s]+)["']?$""")  # a ref / relref's argument: the page
