@@ -234,3 +234,12 @@ def test_a_changed_spec_indexes_its_page_again(tmp_path):
         again = index_folder(s, st)
         text = "\n".join(r[0] for r in st.con.execute("SELECT text FROM nodes WHERE source_path='docs/guide/setup.md'"))
     assert again.files_indexed == 1 and "Restyle every template" in text
+
+
+def test_a_gitbook_yaml_pasted_with_zero_width_spaces_is_read(tmp_path):
+    root = _space(tmp_path / "repo")
+    (root / "docs/SUMMARY.md").rename(root / "docs/toc.md")
+    (root / ".gitbook.yaml").write_text("root: ./docs/\n\u200bstructure:\n  readme: intro.md\n  summary: toc.md\u200b\n",
+                                         encoding="utf-8")
+    site = detect_site(root)
+    assert site.parts[0].pages[:2] == ["docs/intro.md", "docs/guide/README.md"] and site.page_url("docs/intro.md") == "/"

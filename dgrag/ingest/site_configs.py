@@ -287,7 +287,8 @@ def read_gitbook(root: Path, folder: str, config: Path, notes: list[str]) -> lis
     """GitBook's Git Sync: `.gitbook.yaml` names the content root, the first page (published at
     the site's root) and the table of contents (the pages GitBook publishes, in order). The
     site's URL is not in the repository (`--site-url`)."""
-    data = yaml.safe_load(config.read_text(encoding="utf-8")) or {}
+    # zero-width spaces pasted from GitBook's own docs ("\u200bstructure:") are no part of a key
+    data = yaml.safe_load(config.read_text(encoding="utf-8-sig").replace("\u200b", "")) or {}
     data = data if isinstance(data, dict) else {}
     structure = data.get("structure") if isinstance(data.get("structure"), dict) else {}
     content = _join(folder, str(data.get("root") or "."))
