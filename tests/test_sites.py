@@ -838,3 +838,17 @@ def test_hugo_ugly_urls_and_a_config_toml_that_other_tools_write(tmp_path):
                                       "config.yaml": "baseURL: https://h.org/\ntheme: dark\n",
                                       "content/a.md": "# A\n", "content/b.md": "# B\n", "content/c.md": "# C\n"})
     assert detect_site(both).generator == "mkdocs"
+
+
+@pytest.mark.parametrize("config, text", [
+    ("mkdocs.yml", "site_name: x\ndocs_dir: ../outside\n"),
+    ("book.toml", "[book]\nsrc = \"../outside\"\n"),
+    (".gitbook.yaml", "root: ../outside/\n"),
+])
+def test_a_config_naming_a_folder_above_the_docs_root_is_refused(config, text, tmp_path):
+    """Nothing outside the folder indexed is read, its SUMMARY.md included: the config is
+    reported and the folder read as plain Markdown."""
+    _write(tmp_path, {"outside/SUMMARY.md": "- [Secret](secret.md)\n", "outside/secret.md": "# Secret\n",
+                      f"repo/{config}": text, "repo/README.md": "# Home\n"})
+    site = detect_site(tmp_path / "repo")
+    assert site.generator == "plain" and "outside the docs root" in site.notes[0]

@@ -52,9 +52,13 @@ def language_of_locale(code: str) -> str:
 
 
 def _join(*parts: str) -> str:
-    """Folders joined and normalised, relative to the docs root ("" for the root itself)."""
+    """Folders joined and normalised, relative to the docs root ("" for the root itself); a
+    config naming a folder above the root is refused (nothing outside it is read)."""
     out = posixpath.normpath(posixpath.join(*[p for p in parts if p])) if any(parts) else ""
-    return "" if out == "." else out.lstrip("/")
+    out = "" if out == "." else out.lstrip("/")
+    if out == ".." or out.startswith("../"):
+        raise ValueError(f"{posixpath.join(*[p for p in parts if p])} is outside the docs root: index the folder above")
+    return out
 
 
 def _norm(folder: str) -> str:
@@ -265,7 +269,10 @@ def _summary(src_dir: Path, src: str, name: str = "SUMMARY.md") -> tuple[list[st
         return pages, nav
     folder = posixpath.dirname(_join(src, name))
     for title, target, link_title in _SUMMARY_LINK.findall(summary.read_text(encoding="utf-8")):
-        path = _join(folder, unquote(target))
+        try:
+            path = _join(folder, unquote(target))
+        except ValueError:  # a page above the docs root: not this site's
+            continue
         if path not in nav:
             pages.append(path)
             nav[path] = (len(nav) + 1, link_title or title)
