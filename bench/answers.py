@@ -17,7 +17,7 @@
                                                                      answer, each of its fields filled, its
                                                                      section a gold one; follow-ups to an
                                                                      API's reference
-    python -m bench.answers redux|vitepress|rust-book|myst-parser|hugo-docs|starlight|sqlmodel|beefree --db SITE.db [--split test]
+    python -m bench.answers redux|vitepress|rust-book|myst-parser|hugo-docs|starlight|sqlmodel|beefree|dify-zh --db SITE.db [--split test]
                                                                      the same on a doc site's questions
                                                                      (bench/sites/<site>)
 
@@ -44,7 +44,7 @@ MUSIQUE = ROOT.parent / "shared" / "bench" / "musique" / "musique_train_gold.jso
 ARKUI_V2 = ROOT / "bench" / "arkui" / "questions_v2.jsonl"
 UNANSWERABLE = ROOT / "bench" / "unanswerable"
 # bench/sites/<site>/questions.jsonl, section gold
-SITES = ("redux", "vitepress", "rust-book", "myst-parser", "hugo-docs", "starlight", "sqlmodel", "beefree")
+SITES = ("redux", "vitepress", "rust-book", "myst-parser", "hugo-docs", "starlight", "sqlmodel", "beefree", "dify-zh")
 _CITE = re.compile(r"\[(\d+)\]")
 _YES_NO = {"yes", "no"}
 

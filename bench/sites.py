@@ -3,7 +3,7 @@ public doc sites indexed as their teams would (the repository folder, no flags),
 offline semantic layer; dev and test splits apart.
 
     python -m bench.sites --sites-root DIR --work WORK [--build] [--json]
-        [--sites redux,vitepress,rust-book,myst-parser,hugo-docs,starlight,sqlmodel,beefree]
+        [--sites redux,vitepress,rust-book,myst-parser,hugo-docs,starlight,sqlmodel,beefree,dify-zh]
 
 DIR holds each site's repository at the commit `bench/sites/README.md` names (unpacked from
 a `fetch` snapshot: `git --git-dir=… archive HEAD | tar -x -C DIR/<site>`); WORK gets one
@@ -24,7 +24,7 @@ from dgrag.config import Settings
 from dgrag.evaluation.recall import evaluate
 
 ROOT = Path(__file__).resolve().parent.parent
-SITES = ("redux", "vitepress", "rust-book", "myst-parser", "hugo-docs", "starlight", "sqlmodel", "beefree")
+SITES = ("redux", "vitepress", "rust-book", "myst-parser", "hugo-docs", "starlight", "sqlmodel", "beefree", "dify-zh")
 KS = [1, 2, 5]
 CONFIGS = {"dense": ("dense", {}), "default": ("diffusion", {}),
            "no graph": ("diffusion", {"graph_features": False})}

@@ -1,18 +1,18 @@
 #!/usr/bin/env python3
-"""Validate the held-out question sets for the eight public documentation sites.
+"""Validate the held-out question sets for the nine public documentation sites.
 
     python3 bench/sites/check_questions.py [--sites-root /work/sites] [--site redux ...]
     python3 bench/sites/check_questions.py --sections vitepress docs/en/guide/deploy.md
 
 Standalone (standard library only; it does not import dgrag). For each site file
 (bench/sites/<site>/questions.jsonl, site in redux, vitepress, rust-book, myst-parser,
-hugo-docs, starlight, sqlmodel, beefree) it checks:
+hugo-docs, starlight, sqlmodel, beefree, dify-zh) it checks:
 
 - every line is a JSON object with the required fields and allowed values
   (lang en|zh, kind, style search|natural, split dev|test, hops 1|2);
 - ids are unique and shaped "<site>-NNN" (vitepress: "vp-en-NNN" / "vp-zh-NNN";
   myst-parser: "myst-NNN"; hugo-docs: "hugo-NNN"; starlight: "sl-en-NNN" / "sl-zh-NNN";
-  sqlmodel: "sqlm-NNN"; beefree: "bee-NNN"),
+  sqlmodel: "sqlm-NNN"; beefree: "bee-NNN"; dify-zh: "dify-zh-NNN", Chinese only),
   and the id's language matches "lang";
 - split is "dev" exactly when the id's number is a multiple of 3, "test" otherwise;
 - every gold path exists under <sites-root>/<site> and lies in the published content
@@ -24,7 +24,8 @@ hugo-docs, starlight, sqlmodel, beefree) it checks:
   sqlmodel (MkDocs Material): .md pages under docs/, never the code under docs_src/ that
   the pages include; beefree (GitBook, Git Sync): only the .md pages linked from the table of
   contents SUMMARY.md ("[Title](path.md)", relative to the site root of .gitbook.yaml), since
-  GitBook publishes no other page);
+  GitBook publishes no other page; dify-zh, GitBook too: the .md pages that zh_CN/SUMMARY.md
+  links, the .gitbook.yaml having "root: ./zh_CN/", so gold paths start with zh_CN/);
 - every gold section is a breadcrumb of one of the gold pages (page title, then the
   heading path, joined by " / "), computed by the small heading scanner below;
 - every gold page holds at least one gold section;
@@ -51,12 +52,13 @@ site (sqlmodel, MkDocs Material with attr_list) headings may carry a trailing "{
 attribute, which is stripped like on every site, and `/// tip` ... `///` admonition blocks,
 `//// tab | ...` blocks and `{* ./docs_src/... *}` / `{!./docs_src/...!}` code includes need no
 special handling (no heading sits inside an admonition, and included code is not scanned); on the
-GitBook site (beefree) the title is the page's first H1 (every published page has one), code
-fences may be indented (inside list items; a {% code %} ... {% endcode %} block wraps a fence,
-which is what hides its lines), and the anchor element GitBook appends to many headings
-("## Name <a href="#name" id="name"></a>") is an HTML tag, removed like any other. Heading text is
-cleaned: trailing closing #'s and attribute/anchor suffixes
-("{#id}", "{ #id }", "{#id .class}") are stripped, code spans keep their text without the
+GitBook sites (beefree, dify-zh) the title is the page's first H1 (every published page has one),
+code fences may be indented (inside list items; a {% code %} ... {% endcode %} block wraps a fence,
+which is what hides its lines) or open on a list item's marker line ("  * ```", closed by an
+indented "    ```": dify-zh's API-extension pages write their examples so), and the anchor
+element GitBook appends to many headings ("## Name <a href="#name" id="name"></a>") is an HTML
+tag, removed like any other. Heading text is cleaned: trailing closing #'s and attribute/anchor
+suffixes ("{#id}", "{ #id }", "{#id .class}") are stripped, code spans keep their text without the
 backticks, links and images keep their text, HTML/JSX tags are removed, emphasis markers
 (** __ * _) are removed, backslash escapes and HTML entities are resolved, and runs of
 whitespace collapse to one space. The title is the root; every other heading is placed
@@ -74,7 +76,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SITES = ("redux", "vitepress", "rust-book", "myst-parser", "hugo-docs", "starlight", "sqlmodel",
-         "beefree")
+         "beefree", "dify-zh")
 REQUIRED = ("id", "lang", "question", "gold_paths", "gold_sections", "hops", "kind",
             "split", "style")
 KINDS = {"howto", "api", "concept", "troubleshoot", "config", "keyword"}
@@ -89,8 +91,10 @@ ID_RE = {
     "starlight": re.compile(r"sl-(en|zh)-(\d{3,})"),
     "sqlmodel": re.compile(r"sqlm-(\d{3,})"),
     "beefree": re.compile(r"bee-(\d{3,})"),
+    "dify-zh": re.compile(r"dify-zh-(\d{3,})"),
 }
 BILINGUAL_IDS = {"vitepress", "starlight"}  # ids carry the language: "<prefix>-<lang>-NNN"
+ID_LANG = {"dify-zh": "zh"}  # one-language sites whose ids name the language: "dify-zh-NNN"
 # Published content per site and language.
 PREFIXES = {
     ("redux", "en"): ("docs/",),
@@ -103,10 +107,11 @@ PREFIXES = {
     ("starlight", "zh"): ("docs/src/content/docs/zh-cn/",),
     ("sqlmodel", "en"): ("docs/",),
     ("beefree", "en"): ("",),  # GitBook: any .md page that SUMMARY.md links (checked below)
+    ("dify-zh", "zh"): ("zh_CN/",),  # GitBook, root ./zh_CN/ (SUMMARY.md checked below)
 }
 # Page file extensions per site (default: .md or .mdx). SQLModel's MkDocs site publishes only
 # .md pages (docs_src/ holds the Python code the pages include; it lies outside docs/).
-PAGE_EXTS = {"sqlmodel": (".md",), "beefree": (".md",)}
+PAGE_EXTS = {"sqlmodel": (".md",), "beefree": (".md",), "dify-zh": (".md",)}
 # Starlight: the locale folders of docs/astro.config.mjs ("root" is English, at the top level);
 # an English gold page must not lie in any of them.
 STARLIGHT_LOCALES = ("de", "es", "ja", "fr", "it", "id", "zh-cn", "pt-br", "pt-pt", "ko", "tr",
@@ -130,10 +135,12 @@ HUGO_SITES = {"hugo-docs"}
 # heading inside a `:::note` / `:::tip` / `:::caution` / `:::danger` aside is no section.
 STARLIGHT_SITES = {"starlight"}
 # GitBook (Git Sync): only the pages that the table of contents (SUMMARY.md under the
-# .gitbook.yaml root) links are published; the title is the first H1, fences may be indented.
-GITBOOK_SITES = {"beefree"}
+# .gitbook.yaml root) links are published; the title is the first H1, fences may be indented
+# or open on a list item's marker line.
+GITBOOK_SITES = {"beefree", "dify-zh"}
 SITE_LANGS = {"redux": {"en"}, "vitepress": {"en", "zh"}, "rust-book": {"en"}, "myst-parser": {"en"},
-              "hugo-docs": {"en"}, "starlight": {"en", "zh"}, "sqlmodel": {"en"}, "beefree": {"en"}}
+              "hugo-docs": {"en"}, "starlight": {"en", "zh"}, "sqlmodel": {"en"}, "beefree": {"en"},
+              "dify-zh": {"zh"}}
 
 # ---------------------------------------------------------------------------
 # Heading scanner
@@ -143,6 +150,9 @@ CODE_SC_RE = re.compile(r"^\s*\{\{[<%]-?\s*(code-toggle|highlight)\b.*?(/)?\s*-?
 CODE_SC_END = r"^\s*\{{\{{[<%]-?\s*/\s*{}\s*-?[>%]\}}\}}\s*$"
 COLON_RE = re.compile(r"^ {0,3}(:{3,})(\{[\w:.-]+\}.*)?\s*$")  # MyST `:::{note}` ... `:::`
 SL_FENCE_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})(.*)$")  # Starlight: fences indented in JSX
+# GitBook: fences indented inside list items, and a fence that opens on the list item's own line
+# ("  * ```" then the code, closed by an indented "    ```"), as GitBook writes code in lists.
+GB_FENCE_RE = re.compile(r"^[ \t]*(?:(?:[*+-]|\d{1,9}[.)])[ \t]+)*(`{3,}|~{3,})(.*)$")
 SL_ASIDE_RE = re.compile(r"^[ \t]*(:{3,})(note|tip|caution|danger)\b.*$")
 SL_ASIDE_END = re.compile(r"^[ \t]*(:{3,})[ \t]*$")
 MDX_ESM_RE = re.compile(r"^(import|export)\b")
@@ -208,7 +218,8 @@ def headings(text: str, myst: bool = False, hugo: bool = False,
     outside MyST colon-fence directives: MyST turns a heading inside one into a rubric; and,
     `hugo`, outside {{< code-toggle >}} / {{< highlight >}} shortcode blocks; and, `starlight`,
     outside `:::note` ... `:::` asides and MDX import / export lines, with indented fences;
-    `gitbook`: fences may be indented, as inside list items)."""
+    `gitbook`: fences may be indented, as inside list items, or open right after a list
+    marker, "* ```")."""
     lines = text.splitlines()
     meta, start = front_matter(lines)
     out: list[tuple[int, str, int]] = []
@@ -217,7 +228,7 @@ def headings(text: str, myst: bool = False, hugo: bool = False,
     colons: list[int] = []  # the open `:::{name}` directives' marker lengths
     shortcode: re.Pattern | None = None  # the open code shortcode's closing tag
     asides: list[int] = []  # Starlight: the open asides' marker lengths
-    fence_re = SL_FENCE_RE if starlight or gitbook else FENCE_RE
+    fence_re = GB_FENCE_RE if gitbook else SL_FENCE_RE if starlight else FENCE_RE
     for i in range(start, len(lines)):
         line = lines[i]
         if starlight and fence is None and not comment:
@@ -278,7 +289,7 @@ def page_breadcrumbs(path: Path, myst: bool = False, hugo: bool = False,
     first heading, which then acts as the root, and later headings at its level or above
     become its children. Starlight pages (`starlight`) likewise always take the front matter
     "title:" (Starlight renders it as the H1). GitBook pages (`gitbook`) take the first H1
-    like the default; only their fences may be indented.
+    like the default; only their fences may be indented or follow a list marker.
     """
     meta, hs = headings(path.read_text(encoding="utf-8"), myst, hugo, starlight, gitbook)
     fm_title = hugo or starlight
@@ -380,6 +391,8 @@ def check_site(site: str, qfile: Path, root: Path, cache: dict) -> tuple[list[di
         else:
             if site in BILINGUAL_IDS and m.group(1) != q["lang"]:
                 errors.append(f"{where}: id language {m.group(1)} != lang {q['lang']}")
+            if site in ID_LANG and ID_LANG[site] != q["lang"]:
+                errors.append(f"{where}: id language {ID_LANG[site]} != lang {q['lang']}")
             num = int(m.groups()[-1])
             if num < 1:
                 errors.append(f"{where}: ids are numbered from 001")
@@ -454,9 +467,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sites-root", type=Path, default=Path("/work/sites"),
                     help="folder holding redux/, vitepress/, rust-book/, myst-parser/, hugo-docs/, "
-                         "starlight/, sqlmodel/, beefree/ (default /work/sites)")
+                         "starlight/, sqlmodel/, beefree/, dify-zh/ (default /work/sites)")
     ap.add_argument("--site", action="append", choices=SITES,
-                    help="check only this site (repeatable); default all eight")
+                    help="check only this site (repeatable); default all nine")
     ap.add_argument("--questions-dir", type=Path, default=HERE,
                     help="folder holding <site>/questions.jsonl (default: this script's folder)")
     ap.add_argument("--sections", nargs=2, metavar=("SITE", "PATH"),
