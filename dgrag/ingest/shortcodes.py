@@ -59,8 +59,9 @@ def template_label(groups: tuple) -> tuple[str, str, bool]:
 
 
 def openapi_label(groups: tuple) -> str:
-    """GitBook's `{% openapi src="spec.yaml" path="/v1/x" method="post" %}`: the operation it
-    renders from the spec, "API operation: POST /v1/x" (the spec itself is not read)."""
+    """GitBook's `{% openapi src="spec.yaml" path="/v1/x" method="post" %}` whose spec was not
+    read (`includes` reads a file's; GitBook holds `openapi-operation`'s by name): the operation
+    it shows, "API operation: POST /v1/x"."""
     args = dict(re.findall(r"""(\w+)=["']([^"']*)["']""", groups[2] or ""))
     op = " ".join(p for p in (args.get("method", "").upper(), args.get("path", "")) if p)
     return f"API operation: {op}" if op else "API operation"

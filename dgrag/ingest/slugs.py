@@ -12,11 +12,10 @@ from each generator's own code:
   same without the ASCII step, so Han characters stay.
 - `github` (github-slugger: Docusaurus, Starlight): lower-case, drop what is not a letter,
   mark, number, connector, space or hyphen, every space -> "-"; duplicates "-1", "-2".
-- `gitbook` (GitBook's Git Sync): the heading's own anchor element, `## Title <a href="#x"
-  id="x"></a>`, which GitBook writes into the file wherever the heading's id is not the one its
-  text gives (a renamed heading keeps its old id, a translated one the original's); else the
-  `github` rule. GitBook does not document that rule; `github` is what its pages show for
-  ASCII headings ("Git Sync" -> `#git-sync`).
+- `gitbook` (GitBook's Git Sync): the anchor element GitBook writes into a heading, `## Title
+  <a href="#x" id="x"></a>`, is its id (a translated page keeps the original's: `## 入门 <a
+  href="#getting-started" ...>`); a heading without one gets the `github` rule, which is an
+  assumption: GitBook does not document its rule.
 - `vitepress` (@mdit-vue/shared's slugify): NFKD, combining marks, control characters and
   ASCII punctuation / whitespace runs -> "-", trimmed, a leading digit gets "_";
   duplicates "-1", "-2".
