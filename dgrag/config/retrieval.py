@@ -112,6 +112,9 @@ class RetrievalConfig:
     # heading alone or a list of links, retrieve/shape.py): such sections match by their
     # heading and answer nothing
     rank_w_prose: float = FITTED["prose"]
+    # weight of a section of release notes when the question asks about no version or change (-1,
+    # else 0; retrieve/shape.py): a changelog matches any question by its words
+    rank_w_release: float = FITTED["release"]
     # weight of an API edge or an anchored jump link from one of the `rank_link_k` best base
     # passages to the section (retrieve/cross_refs.py), over log2(1 + its cross-references)
     rank_w_xref: float = FITTED["xref"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from ..kernels.tokens import RELEASE_HEADING
 from .openie_lexicon import (
     MAX_DESC_CHARS, MAX_IDENT_CHARS, MAX_NAME_CHARS, MAX_TOPIC_CHARS, ABBREV, CJK, EN_STOP, FUNCTION_WORDS,
     GENERIC_HEADINGS, LATIN, SENT_END, VERSIONISH, WS, ZH_STOP, nfkc, normalize_entity,
@@ -132,10 +133,6 @@ def _heading_ok(c: str, stop: frozenset[str]) -> bool:
         or bool(re.fullmatch(r"[A-Za-z_$][\w$.]*(?:\(.*\))?", short) and len(short) >= 2)
 
 
-# a release's heading in a changelog: "2.0.0-alpha.19 (2026-08-02)", "v1.4.0 - 2024-05-01", "0.115.0"; the
-# version alone or with its date ("3.0 - RTK Query" is a section about a version, not a release's notes)
-_RELEASE_HEADING = re.compile(r"^\[?[vV]?(?P<v>\d+(?:\.\d+)+(?:[-+][\w.]+)?)\]?"
-                              r"(?:\s*(?:[-–—]\s*)?\(?\d{4}[-/.]\d{1,2}[-/.]\d{1,2}\)?)?\s*$")
 
 
 def release_of(breadcrumb: str) -> str:
@@ -143,9 +140,9 @@ def release_of(breadcrumb: str) -> str:
     when no heading of the breadcrumb is a release's. Its "Fixes", "Features" are labels, not topics."""
     crumbs = [c.strip() for c in nfkc(breadcrumb or "").split(" / ") if c.strip()]
     for i in range(len(crumbs) - 1, -1, -1):
-        m = _RELEASE_HEADING.match(crumbs[i])
+        m = RELEASE_HEADING.match(crumbs[i])
         if m:
-            title = clean_heading(crumbs[0]) if i > 0 and not _RELEASE_HEADING.match(crumbs[0]) else ""
+            title = clean_heading(crumbs[0]) if i > 0 and not RELEASE_HEADING.match(crumbs[0]) else ""
             return f"{_shorten_topic(title or 'version')} {m.group('v')}"
     return ""
 

@@ -112,3 +112,11 @@ def whole_tokens(text: str) -> list[str]:
         parts = [p for p in re.split(r"[.@]+", word) if re.search(r"[a-z0-9]", p)]
         out.extend([word] + [p for p in parts if p != word])
     return out
+
+
+# a release's heading in a changelog: "2.0.0-alpha.19 (2026-08-02)", "v1.4.0 - 2024-05-01", "0.115.0",
+# "[1.0.0] - 2017-06-20"; the version alone or with its date ("3.0 - RTK Query" is a section about a
+# version, not a release's notes). The offline OpenIE's topic of a changelog section and the
+# ranking's release notes (retrieve/shape.py) both read it.
+RELEASE_HEADING = re.compile(r"^\[?[vV]?(?P<v>\d+(?:\.\d+)+(?:[-+][\w.]+)?)\]?"
+                             r"(?:\s*(?:[-–—]\s*)?\(?\d{4}[-/.]\d{1,2}[-/.]\d{1,2}\)?)?\s*$")

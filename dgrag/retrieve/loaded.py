@@ -18,7 +18,7 @@ from ..kernels.graph_arrays import EDGE_TYPE_CODES, NODE_TYPE_CODES, GraphArrays
 from ..kernels.lexical import LexicalIndex, TitleIndex
 from ..store import VECTOR_TYPES, Store
 from .fact_ann import EXACT, FactSearch, fact_search
-from .shape import prose_share
+from .shape import prose_share, release_sections
 
 
 @dataclass
@@ -50,6 +50,7 @@ class LoadedIndex:
     _titles: object = field(default=None, repr=False)
     _language: object = field(default=None, repr=False)
     _prose: object = field(default=None, repr=False)
+    _release: object = field(default=None, repr=False)
     _passages: object = field(default=None, repr=False)
     _lexical_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -174,6 +175,9 @@ class LoadedIndex:
                 prose = np.ones(self.n_nodes)
                 prose[idx[keep]] = [prose_share(rows[i][2]) for i in keep.tolist()]
                 self._prose = prose
+                release = np.zeros(self.n_nodes, dtype=bool)
+                release[idx[keep]] = release_sections(crumbs, self.page_of()[idx[keep]])
+                self._release = release
                 self._lexical = (idx[keep], index)
             return self._lexical
 
@@ -186,6 +190,11 @@ class LoadedIndex:
         """Each chunk's `shape.prose_share` (1 for other nodes), read with `lexical`."""
         self.lexical()
         return self._prose
+
+    def release(self) -> np.ndarray:
+        """True for each section of a page of release notes (`shape.release_sections`), read with `lexical`."""
+        self.lexical()
+        return self._release
 
     def titles(self) -> tuple["TitleIndex", "TitleIndex"]:
         """The lexical documents' page titles and section headings (built with `lexical`)."""

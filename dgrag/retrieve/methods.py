@@ -17,6 +17,7 @@ from ..kernels.scaling import minmax
 from .explain import PICTURE_NODES, picture_trace, seed_reasons
 from . import ranking
 from .loaded import LoadedIndex, QueryCosines
+from .shape import asks_about_releases
 from .stages import on_cosine_scale
 
 COLLECT = ("chunk", "code", "table", "image")
@@ -176,7 +177,8 @@ def _weighted_chunks(li, cfg: RetrievalConfig, query: str, chunks: Route, walked
     walk, ppr = dict(walked), dict(graph)
     cands = ranking.candidates(li, cfg, chunks, lexical, walk, ppr, dense, bridge)
     language = language_of(query) if cfg.rank_w_language > 0 and query else ""
-    F = ranking.features(li, cfg, cands, chunks, lexical, walk, ppr, ev, dense, bridge, language)
+    asked = cfg.rank_w_release > 0 and asks_about_releases(query or "")
+    F = ranking.features(li, cfg, cands, chunks, lexical, walk, ppr, ev, dense, bridge, language, asked)
     w = ranking.weights_of(cfg)
     by_score = ranked = ranking.rank(cands, F, w)
     by_ppr = [n for n, _ in graph[:cfg.rank_candidate_k]]  # every one a candidate (`ranking.candidates`)

@@ -9,8 +9,7 @@ each measures and how it is computed); `features` writes each one's column by na
 With every weight but `base`'s at 0 the ranking is dense's, so every other feature moves a
 passage only as far as its evidence carries it past dense's own margins. A weight of 0 leaves
 the features that cost work (`lexical`, `bridge`, `child`, `evidence`, `language`, `ppr`, `prose`,
-`xref`)
-uncomputed.
+`release`, `xref`) uncomputed.
 
 The default weights are fitted on the dev splits of the bench sets (`python -m bench.ranker`)
 and kept with their provenance in dgrag/rank_weights.json; RetrievalConfig reads them
@@ -85,6 +84,11 @@ REGISTRY = (
             "candidates themselves)",
             "the share of the section's own lines that are not link lines, minus 1 (`shape.prose_share`): "
             "0 for prose, so that a corpus of prose ranks and scores as without it; -1 for a heading alone"),
+    Feature("release", "the section is release notes and the question asks about no version or change "
+            "(a changelog names every feature once per release: its sections match any question by their words)",
+            "-1 for a section of a page of release notes (`shape.release_sections`: several version headings, "
+            "most sections under one) when the question names no version and no release word "
+            "(`shape.asks_about_releases`), else 0"),
     Feature("xref", "a top passage names the API this section defines, or links to its anchor (a guide "
             "and the reference section it calls)",
             "the best base score among the `rank_link_k` best passages joined to it by an API edge or an "
@@ -125,9 +129,9 @@ def candidates(li: LoadedIndex, cfg: RetrievalConfig, chunks: Route, lexical: tu
 def features(li: LoadedIndex, cfg: RetrievalConfig, cands: np.ndarray, chunks: Route, lexical,
              walk: dict[int, float], ppr: dict[int, float], evidence: np.ndarray | None,
              dense: np.ndarray, bridge: tuple[np.ndarray, np.ndarray] = NO_SCORES,
-             language: str = "") -> np.ndarray:
+             language: str = "", releases_asked: bool = False) -> np.ndarray:
     """(len(cands), len(FEATURES)) on the scales above; `language` is the question's ('' to
-    leave that feature at 0)."""
+    leave that feature at 0); `releases_asked`: the question is about versions (`release` stays 0)."""
     n = cands.size
     F = np.zeros((n, len(FEATURES)))
     at = {int(c): i for i, c in enumerate(cands.tolist())}
@@ -161,6 +165,8 @@ def features(li: LoadedIndex, cfg: RetrievalConfig, cands: np.ndarray, chunks: R
         F[:, COLUMN["language"]] = li.language()[cands] == language
     if cfg.rank_w_prose > 0:
         F[:, COLUMN["prose"]] = li.prose()[cands] - 1.0
+    if cfg.rank_w_release > 0 and not releases_asked:
+        F[:, COLUMN["release"]] = -li.release()[cands].astype(np.float64)
     if cfg.rank_w_xref > 0:
         k = cfg.rank_link_k
         F[:, COLUMN["xref"]] = cross_refs.evidence(li, chunks.positions[:k], base[:k], cands)

@@ -7,10 +7,19 @@ Two kinds of section match a question by their heading and hold no answer:
   links): it names the pages that answer, and the page it links to is the answer.
 Both are recognised by structure, not words, so the rule holds in every language: `prose_share`
 is 0 for the first, the share of the lines that are not links for the second, 1 for prose.
+
+A third kind answers only questions about versions: release notes. A changelog page is long
+(FastAPI's is half its English Markdown) and names every feature once per release, so its
+sections match any question by its words. It is known by its headings (`release_sections`):
+several releases' version headings, most of its sections under one.
 """
 from __future__ import annotations
 
 import re
+
+import numpy as np
+
+from ..kernels.tokens import IDEOGRAPH, RELEASE_HEADING, tokenize
 
 # a section with fewer visible characters of its own than this is a heading alone ("Coming soon.")
 MIN_BODY_CHARS = 20
@@ -41,3 +50,38 @@ def _is_link_line(line: str) -> bool:
     if not _LINK.search(line):
         return False
     return len(_WORDS.findall(_TAG.sub("", _LINK.sub(" ", line)))) <= LINK_LINE_WORDS
+
+
+# a page is release notes when it has this many release headings ("0.115.0", "v1.4.0 - 2024-05-01")
+# and at least this share of its sections sit under one (a migration guide with a "2.0" section is not)
+MIN_RELEASES = 3
+RELEASE_SHARE = 0.5
+# a question about versions or changes: a version number, or one of these words (en, zh)
+_VERSION = re.compile(r"(?<![\w.])(?:[vV]\d+(?:\.\d+)*|\d+\.\d+(?:\.\d+)*)(?![\w.]*\w)")
+_RELEASE_WORDS = frozenset({"version", "versions", "release", "released", "releases", "changelog", "deprecated",
+                            "deprecation", "breaking", "upgrade", "upgrading", "upgraded", "new"})
+_RELEASE_ZH = ("版本", "发布", "更新日志", "变更", "新增", "弃用", "废弃", "升级")
+
+
+def release_sections(crumbs: list[list[str]], pages: np.ndarray) -> np.ndarray:
+    """For each section (its breadcrumb's headings, its page's index in `pages`): True where its
+    page is release notes (`MIN_RELEASES`, `RELEASE_SHARE`)."""
+    under = np.array([any(RELEASE_HEADING.match(h.strip()) for h in c) for c in crumbs], dtype=bool)
+    out = np.zeros(len(crumbs), dtype=bool)
+    if not under.any():
+        return out
+    for page in np.unique(pages[under]).tolist():
+        at = pages == page
+        heads = {c[-1] for c, u in zip(crumbs, at) if u and RELEASE_HEADING.match(c[-1].strip())}
+        if page >= 0 and len(heads) >= MIN_RELEASES and under[at].mean() >= RELEASE_SHARE:
+            out[at] = True
+    return out
+
+
+def asks_about_releases(question: str) -> bool:
+    """A question that names a version or asks what changed: release notes may answer it."""
+    if _VERSION.search(question):
+        return True
+    if IDEOGRAPH.search(question) and any(w in question for w in _RELEASE_ZH):
+        return True
+    return bool(_RELEASE_WORDS.intersection(tokenize(question)))
