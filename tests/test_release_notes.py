@@ -74,3 +74,16 @@ def test_release_notes_rank_below_the_page_that_answers_unless_asked_about_a_rel
 def test_release_is_a_text_feature_kept_by_the_no_graph_ablation():
     assert RetrievalConfig().rank_w_release > 0
     assert RetrievalConfig(graph_features=False).rank_w_release == RetrievalConfig().rank_w_release
+
+
+def test_the_index_report_names_the_pages_of_release_notes(tmp_path):
+    from dgrag.config import Settings
+    from dgrag.ingest.pipeline import index_folder
+    from dgrag.store import Store
+
+    for name, text in PAGES.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    s = Settings(db_path=tmp_path / "i.db", docs_root=tmp_path)
+    with Store(s.db_path) as st:
+        rep = index_folder(s, st)
+    assert rep.dialect["release_notes"] == ["release-notes.md"]

@@ -49,7 +49,8 @@ def _print_site(site: dict, dialect: dict) -> None:
               f"(outside the include root), {len(dialect.get('includes_missing', []))} missing")
         raw = dialect.get("left_raw") or {}
         print("left raw: " + (", ".join(f"{n} {k}" for k, n in raw.items()) if raw else "none"))
-        for key, what in (("drafts", "drafts and never-rendered pages skipped"), ("reference_stubs", "generated reference stubs")):
+        for key, what in (("drafts", "drafts and never-rendered pages skipped"), ("reference_stubs", "generated reference stubs"),
+                          ("release_notes", "release notes (ranked for questions about versions)")):
             if dialect.get(key):
                 print(f"{what}: {len(dialect[key])} ({', '.join(dialect[key][:5])})")
 

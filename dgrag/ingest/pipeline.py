@@ -21,6 +21,7 @@ from ..config import Settings
 from ..core import url_of
 from ..embed import Progress, embed_pending
 from ..errors import ConfigError
+from ..kernels.tokens import release_page
 from ..store import Store
 from . import extractive
 from .dedup import merge_near_duplicates
@@ -90,6 +91,7 @@ class DialectReport:
     pages_outside_site: int = 0
     drafts: list[str] = field(default_factory=list)
     reference_stubs: list[str] = field(default_factory=list)  # generated reference pages (mkdocstrings, autodoc)
+    release_notes: list[str] = field(default_factory=list)  # pages of release notes (`kernels.tokens.release_page`)
 
     def add_page(self, page: ParsedPage, inc: IncludeReport) -> None:
         for k, v in page.recognised.items():
@@ -99,6 +101,8 @@ class DialectReport:
         self.includes_missing += [f"{page.path}: {t}" for t in inc.missing]
         if page.recognised.get("generated reference"):
             self.reference_stubs.append(page.path)
+        if release_page([n["breadcrumb"].split(" / ") for n in page.nodes if n["type"] == "chunk"]):
+            self.release_notes.append(page.path)
         for n in page.nodes:
             for k, v in raw_markers(f"{n['breadcrumb']}\n{n.get('prose') or ''}").items():
                 self.left_raw[k] = self.left_raw.get(k, 0) + v
@@ -107,7 +111,8 @@ class DialectReport:
         return {"recognised": dict(sorted(self.recognised.items())), "includes_read": len(self.includes_read),
                 "includes_refused": self.includes_refused[:50], "includes_missing": self.includes_missing[:50],
                 "left_raw": self.left_raw, "pages_outside_site": self.pages_outside_site,
-                "drafts": self.drafts[:50], "reference_stubs": self.reference_stubs[:50]}
+                "drafts": self.drafts[:50], "reference_stubs": self.reference_stubs[:50],
+                "release_notes": self.release_notes[:50]}
 
 
 def site_pages(root: Path, site: Site, include: str = "") -> tuple[list[str], int]:

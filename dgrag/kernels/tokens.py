@@ -120,3 +120,14 @@ def whole_tokens(text: str) -> list[str]:
 # ranking's release notes (retrieve/shape.py) both read it.
 RELEASE_HEADING = re.compile(r"^\[?[vV]?(?P<v>\d+(?:\.\d+)+(?:[-+][\w.]+)?)\]?"
                              r"(?:\s*(?:[-–—]\s*)?\(?\d{4}[-/.]\d{1,2}[-/.]\d{1,2}\)?)?\s*$")
+# a page is release notes when it has this many release headings and at least this share of its
+# sections sit under one (a migration guide with a "2.0" section is not)
+MIN_RELEASES = 3
+RELEASE_SHARE = 0.5
+
+
+def release_page(crumbs: list[list[str]]) -> bool:
+    """Whether a page whose sections have these breadcrumbs (their headings) is release notes."""
+    under = [any(RELEASE_HEADING.match(h.strip()) for h in c) for c in crumbs]
+    heads = {c[-1] for c in crumbs if c and RELEASE_HEADING.match(c[-1].strip())}
+    return bool(crumbs) and len(heads) >= MIN_RELEASES and sum(under) >= RELEASE_SHARE * len(crumbs)

@@ -19,7 +19,7 @@ import re
 
 import numpy as np
 
-from ..kernels.tokens import IDEOGRAPH, RELEASE_HEADING, tokenize
+from ..kernels.tokens import IDEOGRAPH, RELEASE_HEADING, release_page, tokenize
 
 # a section with fewer visible characters of its own than this is a heading alone ("Coming soon.")
 MIN_BODY_CHARS = 20
@@ -52,10 +52,6 @@ def _is_link_line(line: str) -> bool:
     return len(_WORDS.findall(_TAG.sub("", _LINK.sub(" ", line)))) <= LINK_LINE_WORDS
 
 
-# a page is release notes when it has this many release headings ("0.115.0", "v1.4.0 - 2024-05-01")
-# and at least this share of its sections sit under one (a migration guide with a "2.0" section is not)
-MIN_RELEASES = 3
-RELEASE_SHARE = 0.5
 # a question about versions or changes: a version number, or one of these words (en, zh)
 _VERSION = re.compile(r"(?<![\w.])(?:[vV]\d+(?:\.\d+)*|\d+\.\d+(?:\.\d+)*)(?![\w.]*\w)")
 _RELEASE_WORDS = frozenset({"version", "versions", "release", "released", "releases", "changelog", "deprecated",
@@ -65,15 +61,12 @@ _RELEASE_ZH = ("版本", "发布", "更新日志", "变更", "新增", "弃用",
 
 def release_sections(crumbs: list[list[str]], pages: np.ndarray) -> np.ndarray:
     """For each section (its breadcrumb's headings, its page's index in `pages`): True where its
-    page is release notes (`MIN_RELEASES`, `RELEASE_SHARE`)."""
+    page is release notes (`kernels.tokens.release_page`)."""
     under = np.array([any(RELEASE_HEADING.match(h.strip()) for h in c) for c in crumbs], dtype=bool)
     out = np.zeros(len(crumbs), dtype=bool)
-    if not under.any():
-        return out
-    for page in np.unique(pages[under]).tolist():
+    for page in np.unique(pages[under]).tolist() if under.any() else []:
         at = pages == page
-        heads = {c[-1] for c, u in zip(crumbs, at) if u and RELEASE_HEADING.match(c[-1].strip())}
-        if page >= 0 and len(heads) >= MIN_RELEASES and under[at].mean() >= RELEASE_SHARE:
+        if page >= 0 and release_page([c for c, a in zip(crumbs, at) if a]):
             out[at] = True
     return out
 
