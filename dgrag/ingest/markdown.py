@@ -441,10 +441,10 @@ class _PageParser:
         own = self.site_url and src.startswith(self.site_url)  # a README-friendly link to the site's own file
         rel = self._resolve("/" + src[len(self.site_url):].lstrip("/") if own else src)
         key = f"img{len(self.page.images)}"
-        if rel is None and (urlsplit(src).scheme or src.startswith("//")):
+        if rel is None and (urlsplit(src).scheme.lower() in ("http", "https") or src.startswith("//")):
             self._count("remote image")  # on another host: the page links it, the index does not hold it
-        elif rel is None:
-            self.page.problems.append(f"image not read (outside the docs root): {src}")
+        elif rel is None:  # `../x.png` above the root, `file:///etc/x.png`, a `data:` URL
+            self.page.problems.append(f"image not read (not a file under the docs root): {src}")
         self.page.images.append(ImageRef(key, chunk["id"], src, rel, alt.strip(), line + 1,
                                          self._context(line, line + 1)))
 
