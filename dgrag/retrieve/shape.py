@@ -56,7 +56,7 @@ def _is_link_line(line: str) -> bool:
 _VERSION = re.compile(r"(?<![\w.])(?:[vV]\d+(?:\.\d+)*|\d+\.\d+(?:\.\d+)*)(?![\w.]*\w)")
 _RELEASE_WORDS = frozenset({"version", "versions", "release", "released", "releases", "changelog", "deprecated",
                             "deprecation", "breaking", "upgrade", "upgrading", "upgraded"})
-_RELEASE_ZH = ("版本", "发布", "更新日志", "变更", "新增", "弃用", "废弃", "升级")
+_RELEASE_ZH = ("版本", "发布", "更新日志", "变更", "弃用", "废弃", "升级")
 
 
 def release_sections(crumbs: list[list[str]], pages: np.ndarray) -> np.ndarray:
