@@ -852,3 +852,22 @@ def test_a_config_naming_a_folder_above_the_docs_root_is_refused(config, text, t
                       f"repo/{config}": text, "repo/README.md": "# Home\n"})
     site = detect_site(tmp_path / "repo")
     assert site.generator == "plain" and "outside the docs root" in site.notes[0]
+
+
+@pytest.mark.parametrize("attr_list", [True, False])
+def test_mkdocs_attr_list_attributes_after_a_link_or_image_are_markup(attr_list, tmp_path):
+    """Python-Markdown's attr_list, as mkdocs sites write it after a link (`{.internal-link
+    target=_blank}`): with the extension on it is no text of the section; without it, it is text."""
+    exts = "markdown_extensions:\n  - attr_list\n" if attr_list else ""
+    root = _write(tmp_path / "site", {
+        "mkdocs.yml": f"site_name: x\nsite_url: https://x.dev/\n{exts}",
+        "docs/index.md": "# Home\n\nRead the [Tutorial](tutorial.md){.internal-link target=_blank} first, "
+                         "then ![the flow](flow.png){ width=300 }.\n",
+        "docs/tutorial.md": "# Tutorial\n\nSteps.\n",
+    })
+    s = Settings(db_path=tmp_path / "i.db", docs_root=root)
+    with Store(s.db_path) as st:
+        index_folder(s, st)
+        prose = st.con.execute("SELECT prose FROM nodes WHERE breadcrumb='Home' AND type='chunk'").fetchone()[0]
+        jumps = st.con.execute("SELECT count(*) FROM edges WHERE type='jump'").fetchone()[0]
+    assert ("{.internal-link" in prose) is not attr_list and "Read the Tutorial" in prose and jumps >= 1

@@ -314,7 +314,8 @@ def parser(myst: bool = False, heading_ids: bool = True, extensions: tuple[str, 
     """The parser for a page; `myst` adds MyST's targets, comments, block breaks, roles and
     directives (Sphinx), `extensions` the Markdown extensions a site enables (MyST's `attrs_block`,
     `attrs_inline`, `fieldlist`; goldmark's `block_attrs`: a line of attributes only is markup);
-    `heading_ids` reads `{#id}` after a heading (Starlight does not: it stays in the title)."""
+    `heading_ids` reads `{#id}` after a heading (Starlight does not: it stays in the title);
+    `attrs_inline` is also mkdocs' `attr_list` (a link's or an image's `{.class key=value}`)."""
     md = MarkdownIt("commonmark", {"html": True}).enable("table")
     md.use(front_matter_plugin).use(admon_plugin).use(deflist_plugin)
     alt = {"alt": ["paragraph", "reference", "blockquote", "list"]}
@@ -336,12 +337,12 @@ def parser(myst: bool = False, heading_ids: bool = True, extensions: tuple[str, 
         md.use(myst_block_plugin).use(myst_role_plugin)
         md.block.ruler.before("table", "myst_options", _options_rule)
         md.core.ruler.after("block", "myst_directives", myst_directives)
-        if "attrs_inline" in extensions:
-            md.use(attrs_plugin, after=("image", "code_inline", "link_close", "span_close"), spans=True)
-        if "attrs_block" in extensions:
-            md.use(attrs_block_plugin)
-        if "fieldlist" in extensions:
-            md.use(fieldlist_plugin)
+    if "attrs_inline" in extensions:  # MyST's attrs_inline, mkdocs' attr_list: `[a](b.md){.internal-link}`
+        md.use(attrs_plugin, after=("image", "code_inline", "link_close", "span_close"), spans=myst)
+    if myst and "attrs_block" in extensions:
+        md.use(attrs_block_plugin)
+    if myst and "fieldlist" in extensions:
+        md.use(fieldlist_plugin)
     return md
 
 

@@ -189,8 +189,9 @@ def read_mkdocs(root: Path, folder: str, config: Path, notes: list[str]) -> list
     annotate = isinstance(theme.get("features"), list) and "content.code.annotate" in theme["features"]
     notes.append(f"mkdocs: {posixpath.join(folder, config.name)} (docs_dir {docs_dir}, "
                  f"{len(exts)} markdown extensions, slug rule {rule})")
+    extensions = (("code_annotations",) if annotate else ()) + (("attrs_inline",) if "attr_list" in exts else ())
     return [SitePart(docs_dir, str(data.get("site_url") or ""), language_of_locale(lang) if lang else "",
-                     style, rule, nav=nav, extensions=("code_annotations",) if annotate else ())]
+                     style, rule, nav=nav, extensions=extensions)]
 
 
 def read_docusaurus(root: Path, folder: str, config: Path, notes: list[str]) -> list[SitePart]:
