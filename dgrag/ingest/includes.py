@@ -35,6 +35,7 @@ from pathlib import Path
 
 from . import openapi
 from .dialects import directive_of, markdown_bodied
+from .shortcodes import tag_args
 
 _MDBOOK = re.compile(r"(?<!\\)\{\{#(include|rustdoc_include|playground)\s+([^}\s]+)\s*\}\}")
 _SNIPPET = re.compile(r"""^(\s*)-{1,}8<-{1,}\s+(["'])([^"']+)\2\s*$""")
@@ -256,7 +257,7 @@ class Includes:
         return [s for _, s in self._lines(lines, sub, report, depth + 1)]
 
     def _openapi(self, args: str, from_dir: str, report: IncludeReport) -> list[str] | None:
-        opts = dict(re.findall(r"""(\w+)=["']([^"']*)["']""", args))
+        opts = tag_args(args)
         if not opts.get("src") or not opts.get("path") or not opts.get("method"):
             return None  # a spec GitBook holds by name (`openapi-operation spec=`), not a file: left to the parser
         full = self._resolve(opts["src"], from_dir, report)

@@ -58,11 +58,16 @@ def template_label(groups: tuple) -> tuple[str, str, bool]:
     return (name or "").lower(), (m.group(1) if m else ""), closing or (name or "").lower().startswith("end")
 
 
+def tag_args(text: str) -> dict[str, str]:
+    """A template tag's quoted arguments: `src="a.yaml" method='post'` -> {"src": ..., "method": ...}."""
+    return dict(re.findall(r"""(\w+)=["']([^"']*)["']""", text))
+
+
 def openapi_label(groups: tuple) -> str:
     """GitBook's `{% openapi src="spec.yaml" path="/v1/x" method="post" %}` whose spec was not
     read (`includes` reads a file's; GitBook holds `openapi-operation`'s by name): the operation
     it shows, "API operation: POST /v1/x"."""
-    args = dict(re.findall(r"""(\w+)=["']([^"']*)["']""", groups[2] or ""))
+    args = tag_args(groups[2] or "")
     op = " ".join(p for p in (args.get("method", "").upper(), args.get("path", "")) if p)
     return f"API operation: {op}" if op else "API operation"
 
